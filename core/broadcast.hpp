@@ -1,0 +1,32 @@
+#pragma once
+// Broadcast (spec 000/001, DESIGN §3): y = B x. Each worker of P_x copies its piece to the
+// workers of P_y that share its index on the matched dimensions (P_x padded on the left with
+// ones to dim(P_y); in every dimension P_x == P_y or P_x == 1). Adjoint: SumReduce back.
+//   x: this worker's piece on P_x (zero-volume elsewhere); y: the copy on P_y.
+#include <memory>
+
+#include "core/module.hpp"
+#include "core/partition.hpp"
+
+namespace distdl {
+
+struct broadcast_options {
+    bool transpose_src = false;
+    bool transpose_dest = false;
+    bool preserve_batch = true;  // zero-volume outputs keep the batch (first) dimension
+};
+
+template <class T>
+class broadcast : public module<T> {
+  public:
+    broadcast(const cartesian_partition& P_x, const cartesian_partition& P_y, broadcast_options options = {});
+    ~broadcast() override;
+    tensor<T> forward(const tensor<T>& x) override;
+    tensor<T> adjoint(const tensor<T>& dy) override;
+
+  private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace distdl

@@ -1,0 +1,155 @@
+#include "core/communicator.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace distdl {
+
+void traffic_log::record(std::uint64_t messages, std::uint64_t bytes) {
+    total_.messages += messages;
+    total_.bytes += bytes;
+    auto& mine = by_label_[label_];
+    mine.messages += messages;
+    mine.bytes += bytes;
+}
+
+void traffic_log::clear() {
+    total_ = {};
+    by_label_.clear();
+}
+
+traffic_scope::traffic_scope(traffic_log& log, std::string label) : log_(log), previous_(log.label()) {
+    log_.set_label(std::move(label));
+}
+
+traffic_scope::~traffic_scope() { log_.set_label(previous_); }
+
+communicator::communicator() : traffic_(std::make_shared<traffic_log>()) {}
+
+void communicator::require_rank(int r, const char* what) const {
+    DISTDL_REQUIRE(r >= 0 && r < size(), "communicator: " << what << " rank " << r << " out of range for size " << size());
+}
+
+namespace {
+
+void require_buffer(const void* buf, std::size_t count, const char* what) {
+    DISTDL_REQUIRE(buf != nullptr || count == 0, "communicator: " << what << " buffer is null for " << count << " elements");
+}
+
+void require_tag(int tag) {
+    DISTDL_REQUIRE(tag >= 0 && tag <= max_tag, "communicator: tag " << tag << " outside [0, " << max_tag << "]");
+}
+
+std::uint64_t bytes_of(std::size_t count, dtype type) { return static_cast<std::uint64_t>(count) * size_of(type); }
+
+}  // namespace
+
+std::shared_ptr<communicator> communicator::create_sub(const std::vector<int>& ranks) {
+    DISTDL_REQUIRE(!ranks.empty(), "communicator: a sub-communicator needs at least one rank");
+    std::vector<int> sorted = ranks;
+    std::sort(sorted.begin(), sorted.end());
+    DISTDL_REQUIRE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
+                   "communicator: sub-communicator ranks " << format_list(ranks) << " repeat a rank");
+    for (int r : ranks) require_rank(r, "sub-communicator member");
+    DISTDL_REQUIRE(std::find(ranks.begin(), ranks.end(), rank()) != ranks.end(),
+                   "communicator: rank " << rank() << " is not a member of " << format_list(ranks));
+    auto sub = do_create_sub(ranks);
+    sub->adopt_traffic_of(*this);
+    return sub;
+}
+
+request communicator::isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
+    require_rank(dest, "send destination");
+    require_tag(tag);
+    require_buffer(buf, count, "send");
+    traffic_->record(1, bytes_of(count, type));
+    return do_isend(buf, count, type, dest, tag);
+}
+
+request communicator::irecv(void* buf, std::size_t count, dtype type, int source, int tag) {
+    require_rank(source, "receive source");
+    require_tag(tag);
+    require_buffer(buf, count, "receive");
+    return do_irecv(buf, count, type, source, tag);
+}
+
+void communicator::wait_all(std::vector<request>& requests) {
+    for (const auto& r : requests) DISTDL_REQUIRE(r != nullptr, "communicator: wait_all given an empty request");
+    do_wait_all(requests);
+    requests.clear();
+}
+
+void communicator::broadcast(void* buf, std::size_t count, dtype type, int root) {
+    require_rank(root, "broadcast root");
+    require_buffer(buf, count, "broadcast");
+    if (rank() == root) traffic_->record(size() - 1, bytes_of(count, type) * (size() - 1));
+    do_broadcast(buf, count, type, root);
+}
+
+void communicator::reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) {
+    require_rank(root, "reduce root");
+    DISTDL_REQUIRE(is_summable(type), "communicator: cannot sum " << to_string(type));
+    require_buffer(send, count, "reduce send");
+    if (rank() == root) require_buffer(recv, count, "reduce receive");
+    else traffic_->record(1, bytes_of(count, type));
+    do_reduce_sum(send, recv, count, type, root);
+}
+
+void communicator::all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type) {
+    DISTDL_REQUIRE(is_summable(type), "communicator: cannot sum " << to_string(type));
+    require_buffer(send, count, "all-reduce send");
+    require_buffer(recv, count, "all-reduce receive");
+    if (size() > 1) traffic_->record(1, bytes_of(count, type));
+    do_all_reduce_sum(send, recv, count, type);
+}
+
+void communicator::all_gather(const void* send, void* recv, std::size_t count, dtype type) {
+    require_buffer(send, count, "all-gather send");
+    require_buffer(recv, count * size(), "all-gather receive");
+    traffic_->record(size() - 1, bytes_of(count, type) * (size() - 1));
+    do_all_gather(send, recv, count, type);
+}
+
+void communicator::all_to_all_v(const void* send, const std::vector<std::size_t>& send_counts,
+                                const std::vector<std::size_t>& send_displs, void* recv,
+                                const std::vector<std::size_t>& recv_counts,
+                                const std::vector<std::size_t>& recv_displs, dtype type) {
+    const auto n = static_cast<std::size_t>(size());
+    DISTDL_REQUIRE(send_counts.size() == n && send_displs.size() == n && recv_counts.size() == n &&
+                       recv_displs.size() == n,
+                   "communicator: all_to_all_v needs " << n << " counts and displacements per side");
+    std::size_t send_extent = 0, recv_extent = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+        send_extent = std::max(send_extent, send_displs[r] + send_counts[r]);
+        recv_extent = std::max(recv_extent, recv_displs[r] + recv_counts[r]);
+        if (r != static_cast<std::size_t>(rank()) && send_counts[r] > 0) traffic_->record(1, bytes_of(send_counts[r], type));
+    }
+    require_buffer(send, send_extent, "all_to_all_v send");
+    require_buffer(recv, recv_extent, "all_to_all_v receive");
+    do_all_to_all_v(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);
+}
+
+void communicator::barrier() { do_barrier(); }
+
+namespace {
+template <class T>
+void add_typed(void* dst, const void* src, std::size_t count) {
+    auto* d = static_cast<T*>(dst);
+    const auto* s = static_cast<const T*>(src);
+    for (std::size_t i = 0; i < count; ++i) d[i] += s[i];
+}
+}  // namespace
+
+void add_into(void* dst, const void* src, std::size_t count, dtype type) {
+    switch (type) {
+        case dtype::float32: return add_typed<float>(dst, src, count);
+        case dtype::float64: return add_typed<double>(dst, src, count);
+        case dtype::int32: return add_typed<std::int32_t>(dst, src, count);
+        case dtype::int64: return add_typed<std::int64_t>(dst, src, count);
+        case dtype::uint64: return add_typed<std::uint64_t>(dst, src, count);
+        case dtype::byte: break;
+    }
+    throw invalid_argument("add_into: cannot sum " + to_string(type));
+}
+
+}  // namespace distdl

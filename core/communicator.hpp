@@ -1,0 +1,150 @@
+#pragma once
+// The one interface both transports (simulator/, mpi_backend/) implement. The public,
+// non-virtual functions check their arguments once for every transport and count traffic;
+// the protected do_* functions are what a transport provides.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+
+namespace distdl {
+
+// Messages and bytes this rank sent, in total and per label (the primitive that was running).
+struct traffic_totals {
+    std::uint64_t messages = 0;
+    std::uint64_t bytes = 0;
+};
+
+class traffic_log {
+  public:
+    void record(std::uint64_t messages, std::uint64_t bytes);
+    const traffic_totals& total() const { return total_; }
+    const std::map<std::string, traffic_totals>& by_label() const { return by_label_; }
+    const std::string& label() const { return label_; }
+    void set_label(std::string label) { label_ = std::move(label); }
+    void clear();
+
+  private:
+    std::string label_ = "unlabelled";
+    traffic_totals total_;
+    std::map<std::string, traffic_totals> by_label_;
+};
+
+// Names the traffic recorded while it lives (restores the previous label on exit).
+class traffic_scope {
+  public:
+    traffic_scope(traffic_log& log, std::string label);
+    ~traffic_scope();
+    traffic_scope(const traffic_scope&) = delete;
+    traffic_scope& operator=(const traffic_scope&) = delete;
+
+  private:
+    traffic_log& log_;
+    std::string previous_;
+};
+
+// A pending nonblocking send or receive; completed by communicator::wait_all.
+class request_state {
+  public:
+    virtual ~request_state() = default;
+};
+using request = std::unique_ptr<request_state>;
+
+// Largest tag every transport accepts (MPI guarantees at least 32767).
+constexpr int max_tag = 32767;
+
+class communicator {
+  public:
+    virtual ~communicator() = default;
+    communicator(const communicator&) = delete;
+    communicator& operator=(const communicator&) = delete;
+
+    int rank() const { return do_rank(); }
+    int size() const { return do_size(); }
+
+    // Sub-communicator of the listed ranks (in this communicator's numbering, in the new
+    // order). Collective over the listed ranks only; only they may call it, and every
+    // member must pass the same list.
+    std::shared_ptr<communicator> create_sub(const std::vector<int>& ranks);
+
+    request isend(const void* buf, std::size_t count, dtype type, int dest, int tag);
+    request irecv(void* buf, std::size_t count, dtype type, int source, int tag);
+    void wait_all(std::vector<request>& requests);
+
+    void broadcast(void* buf, std::size_t count, dtype type, int root);
+    // recv is only written (and may be null) on non-root ranks.
+    void reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root);
+    void all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type);
+    // recv holds size() * count elements, rank r's block at r * count.
+    void all_gather(const void* send, void* recv, std::size_t count, dtype type);
+    // Counts and displacements in elements, one entry per rank.
+    void all_to_all_v(const void* send, const std::vector<std::size_t>& send_counts,
+                      const std::vector<std::size_t>& send_displs, void* recv,
+                      const std::vector<std::size_t>& recv_counts,
+                      const std::vector<std::size_t>& recv_displs, dtype type);
+    void barrier();
+
+    // Shared by a rank's communicator and every sub-communicator derived from it.
+    traffic_log& traffic() { return *traffic_; }
+
+    // Typed conveniences.
+    template <class T>
+    request isend(const T* buf, std::size_t count, int dest, int tag) {
+        return isend(static_cast<const void*>(buf), count, dtype_of<T>(), dest, tag);
+    }
+    template <class T>
+    request irecv(T* buf, std::size_t count, int source, int tag) {
+        return irecv(static_cast<void*>(buf), count, dtype_of<T>(), source, tag);
+    }
+    template <class T>
+    void broadcast(T* buf, std::size_t count, int root) {
+        broadcast(static_cast<void*>(buf), count, dtype_of<T>(), root);
+    }
+    template <class T>
+    std::vector<T> all_gather(const T& value) {
+        std::vector<T> all(static_cast<std::size_t>(size()));
+        all_gather(&value, all.data(), 1, dtype_of<T>());
+        return all;
+    }
+    template <class T>
+    T all_reduce_sum(T value) {
+        T out{};
+        all_reduce_sum(&value, &out, 1, dtype_of<T>());
+        return out;
+    }
+
+  protected:
+    communicator();
+    // A sub-communicator shares its parent's traffic log.
+    void adopt_traffic_of(const communicator& parent) { traffic_ = parent.traffic_; }
+
+    virtual int do_rank() const = 0;
+    virtual int do_size() const = 0;
+    virtual std::shared_ptr<communicator> do_create_sub(const std::vector<int>& ranks) = 0;
+    virtual request do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) = 0;
+    virtual request do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) = 0;
+    virtual void do_wait_all(std::vector<request>& requests) = 0;
+    virtual void do_broadcast(void* buf, std::size_t count, dtype type, int root) = 0;
+    virtual void do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) = 0;
+    virtual void do_all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type) = 0;
+    virtual void do_all_gather(const void* send, void* recv, std::size_t count, dtype type) = 0;
+    virtual void do_all_to_all_v(const void* send, const std::vector<std::size_t>& send_counts,
+                                 const std::vector<std::size_t>& send_displs, void* recv,
+                                 const std::vector<std::size_t>& recv_counts,
+                                 const std::vector<std::size_t>& recv_displs, dtype type) = 0;
+    virtual void do_barrier() = 0;
+
+  private:
+    void require_rank(int r, const char* what) const;
+    std::shared_ptr<traffic_log> traffic_;
+};
+
+// Adds `count` elements of `src` into `dst` (used by transports that reduce by hand).
+void add_into(void* dst, const void* src, std::size_t count, dtype type);
+
+}  // namespace distdl

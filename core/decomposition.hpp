@@ -1,0 +1,43 @@
+#pragma once
+// Balanced decomposition: how a length-n dimension is split over P workers, and boxes of
+// global indices ([start, stop) per dimension) with their intersections.
+#include <cstddef>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace distdl {
+
+// Worker i of P gets n/P elements, plus one if i < n%P (the first n%P workers get the extra).
+std::size_t balanced_size(std::size_t n, std::size_t parts, std::size_t i);
+std::size_t balanced_start(std::size_t n, std::size_t parts, std::size_t i);
+std::size_t balanced_stop(std::size_t n, std::size_t parts, std::size_t i);
+std::vector<std::size_t> balanced_sizes(std::size_t n, std::size_t parts);
+
+// A box of global indices: [start[d], stop[d]) in every dimension d.
+struct index_box {
+    shape_t start;
+    shape_t stop;
+
+    std::size_t rank() const { return start.size(); }
+    shape_t extent() const;
+    std::size_t volume() const;
+    bool empty() const { return volume() == 0; }
+    bool operator==(const index_box& other) const;
+    bool operator!=(const index_box& other) const { return !(*this == other); }
+};
+
+// The box of global `shape` that worker `index` of a `parts`-shaped partition owns.
+index_box balanced_box(const shape_t& shape, const shape_t& parts, const shape_t& index);
+
+// Overlap of two boxes of the same rank (possibly empty: stop clamped to start).
+index_box intersect(const index_box& a, const index_box& b);
+
+// `inner` relative to the origin of `outer` (inner must lie inside outer).
+index_box relative_to(const index_box& inner, const index_box& outer);
+
+// Row-major flat index <-> multi-index in `shape`.
+std::size_t ravel_index(const shape_t& index, const shape_t& shape);
+shape_t unravel_index(std::size_t flat, const shape_t& shape);
+
+}  // namespace distdl

@@ -1,0 +1,41 @@
+#pragma once
+// HaloExchange (spec 004, DESIGN §3): each worker of P_x holds its balanced piece of a global
+// tensor; forward returns the window of the zero-padded global tensor that the worker needs to
+// compute its balanced block of the output of a kernel (size k, stride s, padding p,
+// dilation d per dimension): for output indices [a, b) that window is padded indices
+// [s*a, s*(b-1) + d*(k-1) + 1) (empty when the block is empty). Halos may be negative or
+// wider than a neighbour's piece. Adjoint: ghost values are added back into their owners.
+#include <memory>
+#include <vector>
+
+#include "core/module.hpp"
+#include "core/partition.hpp"
+
+namespace distdl {
+
+struct kernel_geometry {
+    std::vector<std::size_t> kernel_size;  // one entry per tensor dimension
+    std::vector<std::size_t> stride;
+    std::vector<std::size_t> padding;
+    std::vector<std::size_t> dilation;
+};
+
+// Output length of a kernel along one dimension: floor((n + 2p - d(k-1) - 1)/s) + 1, or 0
+// when the kernel does not fit.
+std::size_t kernel_output_length(std::size_t n, std::size_t k, std::size_t s, std::size_t p, std::size_t d);
+
+template <class T>
+class halo_exchange : public module<T> {
+  public:
+    // global_shape: the global input shape (rank == dim(P_x)).
+    halo_exchange(const cartesian_partition& P_x, shape_t global_shape, kernel_geometry geometry);
+    ~halo_exchange() override;
+    tensor<T> forward(const tensor<T>& x) override;
+    tensor<T> adjoint(const tensor<T>& dy) override;
+
+  private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace distdl

@@ -1,0 +1,30 @@
+#pragma once
+// Repartition (spec 003): the same global tensor, moved from its decomposition over P_x to
+// the balanced decomposition over P_y (dim(P_x) == dim(P_y) == rank of the tensor). Input may
+// be unbalanced: the real local shapes are exchanged. Adjoint moves every piece back (to the
+// input layout seen by the last forward).
+#include <memory>
+
+#include "core/module.hpp"
+#include "core/partition.hpp"
+
+namespace distdl {
+
+struct repartition_options {
+    bool preserve_batch = true;  // zero-volume outputs keep the batch (first) dimension
+};
+
+template <class T>
+class repartition : public module<T> {
+  public:
+    repartition(const cartesian_partition& P_x, const cartesian_partition& P_y, repartition_options options = {});
+    ~repartition() override;
+    tensor<T> forward(const tensor<T>& x) override;
+    tensor<T> adjoint(const tensor<T>& dy) override;
+
+  private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace distdl

@@ -1,0 +1,26 @@
+#pragma once
+// SumReduce (spec 000): y = R x. Pieces on P_x are summed into the P_y worker that shares
+// their index on the matched dimensions (P_y padded on the left with ones to dim(P_x); in
+// every dimension P_x == P_y or P_y == 1). Adjoint: Broadcast back.
+#include <memory>
+
+#include "core/broadcast.hpp"
+
+namespace distdl {
+
+using sum_reduce_options = broadcast_options;
+
+template <class T>
+class sum_reduce : public module<T> {
+  public:
+    sum_reduce(const cartesian_partition& P_x, const cartesian_partition& P_y, sum_reduce_options options = {});
+    ~sum_reduce() override;
+    tensor<T> forward(const tensor<T>& x) override;
+    tensor<T> adjoint(const tensor<T>& dy) override;
+
+  private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace distdl

@@ -1,0 +1,1 @@
+// Serial meanings of the primitives and the serial layers (the oracle): see the headers here.
