@@ -1,0 +1,276 @@
+#include "mpi_backend/communicator.hpp"
+
+#include <climits>
+#include <utility>
+
+namespace distdl::mpi {
+
+namespace {
+
+using detail::check;
+
+bool mpi_active() noexcept {
+    int initialised = 0, finalised = 0;
+    if (MPI_Initialized(&initialised) != MPI_SUCCESS || initialised == 0) return false;
+    if (MPI_Finalized(&finalised) != MPI_SUCCESS || finalised != 0) return false;
+    return true;
+}
+
+// Frees an MPI group on scope exit.
+class group_guard {
+  public:
+    group_guard() = default;
+    ~group_guard() {
+        if (group != MPI_GROUP_NULL && mpi_active()) MPI_Group_free(&group);
+    }
+    group_guard(const group_guard&) = delete;
+    group_guard& operator=(const group_guard&) = delete;
+
+    MPI_Group group = MPI_GROUP_NULL;
+};
+
+// One pending MPI_Isend / MPI_Irecv. The caller owns the buffer; wait_all completes it.
+class mpi_request final : public request_state {
+  public:
+    mpi_request(bool is_receive, std::size_t count, dtype type) : is_receive_(is_receive), count_(count), type_(type) {}
+    // A request destroyed while still pending (its wait_all never ran, e.g. because an
+    // exception unwound the caller): a receive is cancelled and completed, so MPI never
+    // writes into the buffer afterwards; a send is detached with MPI_Request_free (MPI
+    // completes it in the background). Never throws; skipped after MPI_Finalize.
+    ~mpi_request() override {
+        if (handle == MPI_REQUEST_NULL || !mpi_active()) return;
+        if (is_receive_) {
+            MPI_Cancel(&handle);
+            MPI_Wait(&handle, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Request_free(&handle);
+        }
+    }
+    mpi_request(const mpi_request&) = delete;
+    mpi_request& operator=(const mpi_request&) = delete;
+
+    bool is_receive() const { return is_receive_; }
+    std::size_t count() const { return count_; }
+    dtype type() const { return type_; }
+
+    MPI_Request handle = MPI_REQUEST_NULL;
+
+  private:
+    bool is_receive_;
+    std::size_t count_;
+    dtype type_;
+};
+
+std::vector<int> to_ints(const std::vector<std::size_t>& values, const char* what) {
+    std::vector<int> out(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) out[i] = to_int(values[i], what);
+    return out;
+}
+
+}  // namespace
+
+// ---- comm_handle ----------------------------------------------------------------------------
+
+comm_handle& comm_handle::operator=(comm_handle&& other) noexcept {
+    if (this != &other) {
+        reset();
+        comm_ = other.release();
+    }
+    return *this;
+}
+
+MPI_Comm comm_handle::release() noexcept {
+    MPI_Comm comm = comm_;
+    comm_ = MPI_COMM_NULL;
+    return comm;
+}
+
+void comm_handle::reset() noexcept {
+    MPI_Comm comm = release();
+    if (comm == MPI_COMM_NULL || comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) return;
+    if (mpi_active()) MPI_Comm_free(&comm);
+}
+
+// ---- helpers --------------------------------------------------------------------------------
+
+MPI_Datatype datatype_of(dtype type) {
+    switch (type) {
+        case dtype::float32: return MPI_FLOAT;
+        case dtype::float64: return MPI_DOUBLE;
+        case dtype::int32: return MPI_INT32_T;
+        case dtype::int64: return MPI_INT64_T;
+        case dtype::uint64: return MPI_UINT64_T;
+        case dtype::byte: return MPI_BYTE;
+    }
+    throw invalid_argument("distdl::mpi: no MPI datatype for dtype value " +
+                           std::to_string(static_cast<int>(type)));
+}
+
+int to_int(std::size_t value, const char* what) {
+    DISTDL_REQUIRE(value <= static_cast<std::size_t>(INT_MAX),
+                   "MPI communicator: " << what << " " << value << " exceeds the largest MPI count " << INT_MAX);
+    return static_cast<int>(value);
+}
+
+// ---- mpi_communicator -----------------------------------------------------------------------
+
+std::shared_ptr<mpi_communicator> mpi_communicator::duplicate(MPI_Comm comm) {
+    DISTDL_REQUIRE(comm != MPI_COMM_NULL, "MPI communicator: cannot duplicate MPI_COMM_NULL");
+    MPI_Comm dup = MPI_COMM_NULL;
+    check(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+    comm_handle owned(dup);
+    return std::make_shared<mpi_communicator>(std::move(owned));
+}
+
+mpi_communicator::mpi_communicator(comm_handle comm) : comm_(std::move(comm)) {
+    DISTDL_REQUIRE(static_cast<bool>(comm_), "MPI communicator: cannot wrap MPI_COMM_NULL");
+    check(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    check(MPI_Comm_rank(comm_.get(), &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm_.get(), &size_), "MPI_Comm_size");
+}
+
+mpi_communicator::mpi_communicator(mpi_communicator&& other) noexcept
+    : distdl::communicator(), comm_(std::move(other.comm_)), rank_(other.rank_), size_(other.size_) {
+    adopt_traffic_of(other);
+    other.rank_ = -1;
+    other.size_ = 0;
+}
+
+mpi_communicator& mpi_communicator::operator=(mpi_communicator&& other) noexcept {
+    if (this != &other) {
+        comm_ = std::move(other.comm_);
+        rank_ = std::exchange(other.rank_, -1);
+        size_ = std::exchange(other.size_, 0);
+        adopt_traffic_of(other);
+    }
+    return *this;
+}
+
+MPI_Comm mpi_communicator::open_comm() const {
+    if (!comm_) throw communication_error("MPI communicator: used after it was moved from");
+    return comm_.get();
+}
+
+int mpi_communicator::do_rank() const {
+    open_comm();
+    return rank_;
+}
+
+int mpi_communicator::do_size() const {
+    open_comm();
+    return size_;
+}
+
+std::shared_ptr<distdl::communicator> mpi_communicator::do_create_sub(const std::vector<int>& ranks) {
+    MPI_Comm comm = open_comm();
+    group_guard parent, members;
+    check(MPI_Comm_group(comm, &parent.group), "MPI_Comm_group");
+    check(MPI_Group_incl(parent.group, to_int(ranks.size(), "sub-communicator size"), ranks.data(), &members.group),
+          "MPI_Group_incl");
+    MPI_Comm sub = MPI_COMM_NULL;
+    check(MPI_Comm_create_group(comm, members.group, create_sub_tag, &sub), "MPI_Comm_create_group");
+    if (sub == MPI_COMM_NULL)
+        throw communication_error("MPI communicator: MPI_Comm_create_group gave no communicator to rank " +
+                                  std::to_string(rank_) + " of " + format_list(ranks));
+    comm_handle owned(sub);
+    return std::make_shared<mpi_communicator>(std::move(owned));
+}
+
+request mpi_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
+    MPI_Comm comm = open_comm();
+    const int n = to_int(count, "send count");
+    auto req = std::make_unique<mpi_request>(false, count, type);
+    check(MPI_Isend(buf, n, datatype_of(type), dest, tag, comm, &req->handle), "MPI_Isend");
+    return req;
+}
+
+request mpi_communicator::do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) {
+    MPI_Comm comm = open_comm();
+    const int n = to_int(count, "receive count");
+    auto req = std::make_unique<mpi_request>(true, count, type);
+    check(MPI_Irecv(buf, n, datatype_of(type), source, tag, comm, &req->handle), "MPI_Irecv");
+    return req;
+}
+
+void mpi_communicator::do_wait_all(std::vector<request>& requests) {
+    std::vector<mpi_request*> mine(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        mine[i] = dynamic_cast<mpi_request*>(requests[i].get());
+        DISTDL_REQUIRE(mine[i] != nullptr, "MPI communicator: wait_all given a request of another transport (entry "
+                                               << i << ")");
+    }
+    std::vector<MPI_Request> handles(mine.size());
+    for (std::size_t i = 0; i < mine.size(); ++i) handles[i] = mine[i]->handle;
+    std::vector<MPI_Status> statuses(mine.size());
+    const int rc = MPI_Waitall(to_int(handles.size(), "request count"), handles.data(), statuses.data());
+    // Completed requests are now MPI_REQUEST_NULL; pending ones (after an error) stay valid
+    // and are cleaned up by their destructors.
+    for (std::size_t i = 0; i < mine.size(); ++i) mine[i]->handle = handles[i];
+    if (rc == MPI_ERR_IN_STATUS) {
+        for (const auto& status : statuses)
+            if (status.MPI_ERROR != MPI_SUCCESS && status.MPI_ERROR != MPI_ERR_PENDING)
+                throw mpi_error("MPI_Waitall", status.MPI_ERROR);
+    }
+    check(rc, "MPI_Waitall");
+    // A receive must get exactly the count it posted (MPI reports a longer message as
+    // MPI_ERR_TRUNCATE, but accepts a shorter one silently and leaves the tail unwritten).
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+        if (!mine[i]->is_receive()) continue;
+        int received = 0;
+        check(MPI_Get_count(&statuses[i], datatype_of(mine[i]->type()), &received), "MPI_Get_count");
+        if (received == MPI_UNDEFINED || static_cast<std::size_t>(received) != mine[i]->count())
+            throw communication_error("MPI communicator: receive from rank " + std::to_string(statuses[i].MPI_SOURCE) +
+                                      " with tag " + std::to_string(statuses[i].MPI_TAG) + " expected " +
+                                      std::to_string(mine[i]->count()) + " " + to_string(mine[i]->type()) +
+                                      " elements, got " + std::to_string(received));
+    }
+}
+
+void mpi_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {
+    MPI_Comm comm = open_comm();
+    check(MPI_Bcast(buf, to_int(count, "broadcast count"), datatype_of(type), root, comm), "MPI_Bcast");
+}
+
+void mpi_communicator::do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) {
+    MPI_Comm comm = open_comm();
+    const int n = to_int(count, "reduce count");
+    // Every rank passes the same count, so every rank skips together. (MPI would also reject
+    // the null == null "aliasing" of two empty buffers on the root.)
+    if (n == 0) return;
+    const void* in = (rank_ == root && send == recv) ? MPI_IN_PLACE : send;
+    check(MPI_Reduce(in, recv, n, datatype_of(type), MPI_SUM, root, comm), "MPI_Reduce");
+}
+
+void mpi_communicator::do_all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type) {
+    MPI_Comm comm = open_comm();
+    const int n = to_int(count, "all-reduce count");
+    if (n == 0) return;  // as in do_reduce_sum
+    const void* in = send == recv ? MPI_IN_PLACE : send;
+    check(MPI_Allreduce(in, recv, n, datatype_of(type), MPI_SUM, comm), "MPI_Allreduce");
+}
+
+void mpi_communicator::do_all_gather(const void* send, void* recv, std::size_t count, dtype type) {
+    MPI_Comm comm = open_comm();
+    const int n = to_int(count, "all-gather count");
+    // This rank's block already in place in recv: MPI_IN_PLACE (MPI forbids aliasing).
+    const auto* own_block = static_cast<const unsigned char*>(recv) + static_cast<std::size_t>(rank_) * count * size_of(type);
+    const void* in = (n > 0 && send == own_block) ? MPI_IN_PLACE : send;
+    check(MPI_Allgather(in, n, datatype_of(type), recv, n, datatype_of(type), comm), "MPI_Allgather");
+}
+
+void mpi_communicator::do_all_to_all_v(const void* send, const std::vector<std::size_t>& send_counts,
+                                       const std::vector<std::size_t>& send_displs, void* recv,
+                                       const std::vector<std::size_t>& recv_counts,
+                                       const std::vector<std::size_t>& recv_displs, dtype type) {
+    MPI_Comm comm = open_comm();
+    const auto sc = to_ints(send_counts, "all_to_all_v send count");
+    const auto sd = to_ints(send_displs, "all_to_all_v send displacement");
+    const auto rc = to_ints(recv_counts, "all_to_all_v receive count");
+    const auto rd = to_ints(recv_displs, "all_to_all_v receive displacement");
+    const MPI_Datatype t = datatype_of(type);
+    check(MPI_Alltoallv(send, sc.data(), sd.data(), t, recv, rc.data(), rd.data(), t, comm), "MPI_Alltoallv");
+}
+
+void mpi_communicator::do_barrier() { check(MPI_Barrier(open_comm()), "MPI_Barrier"); }
+
+}  // namespace distdl::mpi
