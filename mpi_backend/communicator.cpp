@@ -1,6 +1,7 @@
 #include "mpi_backend/communicator.hpp"
 
 #include <climits>
+#include <string>
 #include <utility>
 
 namespace distdl::mpi {
@@ -199,31 +200,39 @@ void mpi_communicator::do_wait_all(std::vector<request>& requests) {
         DISTDL_REQUIRE(mine[i] != nullptr, "MPI communicator: wait_all given a request of another transport (entry "
                                                << i << ")");
     }
-    std::vector<MPI_Request> handles(mine.size());
-    for (std::size_t i = 0; i < mine.size(); ++i) handles[i] = mine[i]->handle;
-    std::vector<MPI_Status> statuses(mine.size());
-    const int rc = MPI_Waitall(to_int(handles.size(), "request count"), handles.data(), statuses.data());
-    // Completed requests are now MPI_REQUEST_NULL; pending ones (after an error) stay valid
-    // and are cleaned up by their destructors.
-    for (std::size_t i = 0; i < mine.size(); ++i) mine[i]->handle = handles[i];
-    if (rc == MPI_ERR_IN_STATUS) {
-        for (const auto& status : statuses)
-            if (status.MPI_ERROR != MPI_SUCCESS && status.MPI_ERROR != MPI_ERR_PENDING)
-                throw mpi_error("MPI_Waitall", status.MPI_ERROR);
-    }
-    check(rc, "MPI_Waitall");
-    // A receive must get exactly the count it posted (MPI reports a longer message as
-    // MPI_ERR_TRUNCATE, but accepts a shorter one silently and leaves the tail unwritten).
+    // One MPI_Wait per request, in order, rather than MPI_Waitall: Open MPI 4.1 with
+    // MPI_THREAD_FUNNELED (or higher) never returns from MPI_Waitall when one of the requests
+    // fails (e.g. a truncated receive), whereas MPI_Wait reports the error. Progress is global,
+    // so the later requests advance while the earlier ones are waited for. Every request is
+    // waited for even after a failure, so that MPI writes no buffer after this returns; the
+    // first failure is then thrown.
+    std::string failure;
+    int failure_code = MPI_SUCCESS;
+    const char* failure_call = "MPI_Wait";
     for (std::size_t i = 0; i < mine.size(); ++i) {
+        MPI_Status status;
+        const int rc = MPI_Wait(&mine[i]->handle, &status);
+        if (!failure.empty() || failure_code != MPI_SUCCESS) continue;
+        if (rc != MPI_SUCCESS) {
+            failure_code = rc;
+            continue;
+        }
         if (!mine[i]->is_receive()) continue;
+        // A receive must get exactly the count it posted (MPI reports a longer message as
+        // MPI_ERR_TRUNCATE, but accepts a shorter one silently and leaves the tail unwritten).
         int received = 0;
-        check(MPI_Get_count(&statuses[i], datatype_of(mine[i]->type()), &received), "MPI_Get_count");
-        if (received == MPI_UNDEFINED || static_cast<std::size_t>(received) != mine[i]->count())
-            throw communication_error("MPI communicator: receive from rank " + std::to_string(statuses[i].MPI_SOURCE) +
-                                      " with tag " + std::to_string(statuses[i].MPI_TAG) + " expected " +
-                                      std::to_string(mine[i]->count()) + " " + to_string(mine[i]->type()) +
-                                      " elements, got " + std::to_string(received));
+        const int count_rc = MPI_Get_count(&status, datatype_of(mine[i]->type()), &received);
+        if (count_rc != MPI_SUCCESS) {
+            failure_code = count_rc;
+            failure_call = "MPI_Get_count";
+        } else if (received == MPI_UNDEFINED || static_cast<std::size_t>(received) != mine[i]->count()) {
+            failure = "MPI communicator: receive from rank " + std::to_string(status.MPI_SOURCE) + " with tag " +
+                      std::to_string(status.MPI_TAG) + " expected " + std::to_string(mine[i]->count()) + " " +
+                      to_string(mine[i]->type()) + " elements, got " + std::to_string(received);
+        }
     }
+    check(failure_code, failure_call);
+    if (!failure.empty()) throw communication_error(failure);
 }
 
 void mpi_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {

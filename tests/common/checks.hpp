@@ -47,7 +47,7 @@ constexpr int max_sim_world = 17;
 #define DISTDL_CHECK(name, accepts)                                                                     \
     static void DISTDL_CHECK_CONCAT(name, _body)(const std::shared_ptr<::distdl::communicator>& world); \
     static ::distdl::testing::check_registrar DISTDL_CHECK_CONCAT(name, _registrar)(                   \
-        #name, [](int world_size) { return (accepts); }, DISTDL_CHECK_CONCAT(name, _body));            \
+        #name, [](int world_size) { (void)world_size; return (accepts); }, DISTDL_CHECK_CONCAT(name, _body)); \
     static void DISTDL_CHECK_CONCAT(name, _body)(const std::shared_ptr<::distdl::communicator>& world)
 
 #define DCHECK_FAIL_(text)                                                                          \
@@ -64,8 +64,8 @@ constexpr int max_sim_world = 17;
 
 #define DCHECK_EQ(a, b)                                                                             \
     do {                                                                                            \
-        const auto& dcheck_a_ = (a);                                                                \
-        const auto& dcheck_b_ = (b);                                                                \
+        const auto dcheck_a_ = (a);                                                                 \
+        const auto dcheck_b_ = (b);                                                                 \
         if (!(dcheck_a_ == dcheck_b_))                                                              \
             DCHECK_FAIL_(#a " == " #b " failed: " << ::distdl::testing::show(dcheck_a_) << " vs "   \
                                                   << ::distdl::testing::show(dcheck_b_));           \

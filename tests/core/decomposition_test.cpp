@@ -28,7 +28,9 @@ TEST(balanced, pieces_tile_the_range) {
                 next = balanced_stop(n, p, i);
                 total += balanced_size(n, p, i);
                 // sizes never differ by more than one, larger ones first
-                if (i > 0) EXPECT_LE(balanced_size(n, p, i), balanced_size(n, p, i - 1));
+                if (i > 0) {
+                    EXPECT_LE(balanced_size(n, p, i), balanced_size(n, p, i - 1));
+                }
             }
             EXPECT_EQ(next, n);
             EXPECT_EQ(total, n);

@@ -1,0 +1,49 @@
+#include "core/broadcast.hpp"
+
+#include "core/team_exchange.hpp"
+
+namespace distdl {
+
+// The teams come from the partition code (one per worker of P_x, source first); it also
+// rejects partitions that break the broadcast rules, identically on every worker and before
+// any communication.
+template <class T>
+struct broadcast<T>::state {
+    exchange_partitions teams;
+    broadcast_options options;
+    std::shared_ptr<communicator> world;
+    detail::exchange_scratch<T> scratch;
+};
+
+template <class T>
+broadcast<T>::broadcast(const cartesian_partition& P_x, const cartesian_partition& P_y, broadcast_options options)
+    : state_(std::make_unique<state>(state{
+          P_x.create_broadcast_partition_to(P_y, options.transpose_src, options.transpose_dest), options,
+          P_x.world_comm(), {}})) {
+    detail::require_same_dtype(*state_->world, dtype_of<T>(), "Broadcast");
+}
+
+template <class T>
+broadcast<T>::~broadcast() = default;
+
+template <class T>
+tensor<T> broadcast<T>::forward(const tensor<T>& x) {
+    traffic_scope scope(state_->world->traffic(), "broadcast");
+    const auto& t = state_->teams;
+    return detail::copy_out(t.send, t.recv, t.send_first, x, state_->options.preserve_batch, "Broadcast",
+                            state_->scratch);
+}
+
+// Adjoint: SumReduce from P_y back to P_x over the same teams, used in the same order.
+template <class T>
+tensor<T> broadcast<T>::adjoint(const tensor<T>& dy) {
+    traffic_scope scope(state_->world->traffic(), "broadcast");
+    const auto& t = state_->teams;
+    return detail::sum_in(t.recv, t.send, !t.send_first, dy, state_->options.preserve_batch, "Broadcast",
+                          state_->scratch);
+}
+
+template class broadcast<float>;
+template class broadcast<double>;
+
+}  // namespace distdl

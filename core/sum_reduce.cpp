@@ -1,0 +1,49 @@
+#include "core/sum_reduce.hpp"
+
+#include "core/team_exchange.hpp"
+
+namespace distdl {
+
+// The teams come from the partition code (one per worker of P_y, destination first); it also
+// rejects partitions that break the reduction rules, identically on every worker and before
+// any communication.
+template <class T>
+struct sum_reduce<T>::state {
+    exchange_partitions teams;
+    sum_reduce_options options;
+    std::shared_ptr<communicator> world;
+    detail::exchange_scratch<T> scratch;
+};
+
+template <class T>
+sum_reduce<T>::sum_reduce(const cartesian_partition& P_x, const cartesian_partition& P_y, sum_reduce_options options)
+    : state_(std::make_unique<state>(state{
+          P_x.create_reduction_partition_to(P_y, options.transpose_src, options.transpose_dest), options,
+          P_x.world_comm(), {}})) {
+    detail::require_same_dtype(*state_->world, dtype_of<T>(), "SumReduce");
+}
+
+template <class T>
+sum_reduce<T>::~sum_reduce() = default;
+
+template <class T>
+tensor<T> sum_reduce<T>::forward(const tensor<T>& x) {
+    traffic_scope scope(state_->world->traffic(), "sum_reduce");
+    const auto& t = state_->teams;
+    return detail::sum_in(t.send, t.recv, t.send_first, x, state_->options.preserve_batch, "SumReduce",
+                          state_->scratch);
+}
+
+// Adjoint: Broadcast from P_y back to P_x over the same teams, used in the same order.
+template <class T>
+tensor<T> sum_reduce<T>::adjoint(const tensor<T>& dy) {
+    traffic_scope scope(state_->world->traffic(), "sum_reduce");
+    const auto& t = state_->teams;
+    return detail::copy_out(t.recv, t.send, !t.send_first, dy, state_->options.preserve_batch, "SumReduce",
+                            state_->scratch);
+}
+
+template class sum_reduce<float>;
+template class sum_reduce<double>;
+
+}  // namespace distdl

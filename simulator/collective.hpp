@@ -1,0 +1,53 @@
+#pragma once
+// One rank's call of a collective, and the rendezvous where the members of a communicator
+// meet for their n-th collective. The last member to arrive checks that all calls agree and
+// moves the data for everyone while the others are still blocked (so their buffers are stable).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace distdl::sim {
+
+enum class collective_op { broadcast, reduce_sum, all_reduce_sum, all_gather, all_to_all_v, barrier };
+
+std::string to_string(collective_op op);
+
+struct collective_call {
+    collective_op op = collective_op::barrier;
+    dtype type = dtype::byte;
+    std::size_t count = 0;  // elements per rank (unused by all_to_all_v and barrier)
+    int root = -1;          // broadcast and reduce_sum only
+    const void* send = nullptr;
+    void* recv = nullptr;   // may be null where the rank receives nothing
+    // all_to_all_v only, copied so the call can be described after the caller has left.
+    std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+};
+
+// "broadcast(4 x float64, root 0)"
+std::string describe(const collective_call& call);
+
+// True when two ranks' calls can belong to the same collective (all_to_all_v counts are
+// checked separately, once every call is known).
+bool same_signature(const collective_call& a, const collective_call& b);
+
+// For all_to_all_v: the pairs whose counts disagree ("rank 0 sends 3 to rank 1, which expects
+// 2"), empty when consistent or for other operations. calls[r] is rank r's call; all present.
+std::vector<std::string> count_mismatches(const std::vector<std::optional<collective_call>>& calls);
+
+// Moves the data of a complete, consistent collective. Sums fold in rank order starting from a
+// copy of rank 0's data, so reduce_sum and all_reduce_sum are bit-identical and reproducible.
+void execute(const std::vector<std::optional<collective_call>>& calls);
+
+struct collective_slot {
+    std::vector<std::optional<collective_call>> calls;  // by rank, filled as ranks arrive
+    int arrived = 0;
+    int departed = 0;
+    bool done = false;
+    std::string failure;  // non-empty once a mismatch was found
+};
+
+}  // namespace distdl::sim

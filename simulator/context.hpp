@@ -1,0 +1,62 @@
+#pragma once
+// The shared state of one communication context: the world communicator, or one
+// sub-communicator (every member's communicator object points at the same context). Each
+// context has its own message space and its own sequence of collectives. Every field except
+// the two constants is guarded by the world's mutex.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "simulator/collective.hpp"
+
+namespace distdl::sim {
+
+// A buffered message: a private copy made when it was sent.
+struct message {
+    dtype type = dtype::byte;
+    std::size_t count = 0;
+    std::vector<unsigned char> data;
+};
+
+// Messages from one source to one destination with one tag. Sends are numbered in send order
+// and receives take numbers in posting order; receive k takes message k. That is MPI's
+// non-overtaking matching for an explicit source and tag.
+struct channel {
+    std::uint64_t next_send = 0;
+    std::uint64_t next_recv = 0;
+    std::map<std::uint64_t, message> pending;
+};
+
+struct context_state;
+
+// The n-th creation of a sub-communicator over one set of members of a context.
+struct creation_slot {
+    std::map<int, std::vector<int>> lists;  // member (parent rank) -> the ordered list it passed
+    std::size_t departed = 0;
+    std::shared_ptr<context_state> created;  // set once every member has arrived
+    std::string failure;                     // non-empty once two lists disagree
+};
+
+struct context_state {
+    context_state(int context_id, std::vector<int> world_ranks) : id(context_id), members(std::move(world_ranks)) {}
+
+    const int id;                   // for messages only
+    const std::vector<int> members; // world rank of each rank of the context
+
+    std::map<std::tuple<int, int, int>, channel> channels;  // by (dest, source, tag)
+    std::map<std::uint64_t, collective_slot> collectives;   // by collective call number
+    std::map<std::pair<std::vector<int>, std::uint64_t>, creation_slot> creations;  // by (sorted members, n)
+};
+
+// "context 2 (world ranks [2,3])"
+std::string name(const context_state& context);
+// "rank 1" on the world context, "rank 1 (world rank 3)" elsewhere.
+std::string who(const context_state& context, int rank);
+
+}  // namespace distdl::sim

@@ -1,0 +1,59 @@
+#pragma once
+// Errors the simulator reports. All are communication errors, so code written against the
+// communicator interface can catch them without knowing which transport it runs on.
+#include <exception>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace distdl::sim {
+
+class error : public communication_error {
+  public:
+    using communication_error::communication_error;
+};
+
+// Thrown on ranks that were blocked, or that try to communicate, after the world was aborted
+// (because a rank failed or a deadlock was found).
+class aborted : public error {
+  public:
+    using error::error;
+};
+
+// The members of a communicator called different collectives (or the same one with a
+// different dtype, count, root, all-to-all counts or sub-communicator list). The message names
+// every rank that had arrived and what it called.
+class collective_mismatch : public error {
+  public:
+    using error::error;
+};
+
+// A receive met a message of another size or dtype than it expected.
+class message_mismatch : public error {
+  public:
+    using error::error;
+};
+
+// No rank could make progress; the message says what each blocked rank waited for.
+class deadlock : public error {
+  public:
+    using error::error;
+};
+
+// What sim::run throws when a rank's body failed with an error the simulator did not detect
+// itself: what() is "rank R: <original what()>".
+class rank_failure : public error {
+  public:
+    rank_failure(int rank, std::exception_ptr original);
+    int rank() const { return rank_; }
+    std::exception_ptr original() const { return original_; }
+
+  private:
+    int rank_;
+    std::exception_ptr original_;
+};
+
+// The what() of the exception held by `e` (or a note that it is not a std::exception).
+std::string describe_exception(const std::exception_ptr& e);
+
+}  // namespace distdl::sim

@@ -1,0 +1,50 @@
+#include "simulator/run.hpp"
+
+#include <numeric>
+#include <thread>
+
+#include "simulator/context.hpp"
+#include "simulator/sim_communicator.hpp"
+#include "simulator/world.hpp"
+
+namespace distdl::sim {
+
+run_report run(int nranks, const std::function<void(const std::shared_ptr<communicator>&)>& body) {
+    DISTDL_REQUIRE(nranks >= 1, "sim::run: the number of ranks must be at least 1, got " << nranks);
+    DISTDL_REQUIRE(static_cast<bool>(body), "sim::run: the body is empty");
+
+    auto owner = std::make_shared<world>(nranks);
+    std::vector<int> everyone(static_cast<std::size_t>(nranks));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    auto world_context = std::make_shared<context_state>(0, std::move(everyone));
+    std::vector<std::shared_ptr<communicator>> comms;
+    for (int r = 0; r < nranks; ++r) comms.push_back(std::make_shared<sim_communicator>(owner, world_context, r));
+
+    std::vector<std::thread> threads;
+    threads.reserve(comms.size());
+    try {
+        for (int r = 0; r < nranks; ++r) {
+            threads.emplace_back([&body, &owner, comm = comms[static_cast<std::size_t>(r)], r] {
+                try {
+                    body(comm);
+                } catch (...) {
+                    owner->finish(r, std::current_exception());
+                    return;
+                }
+                owner->finish(r, nullptr);
+            });
+        }
+    } catch (...) {
+        owner->abort("sim::run could not start a thread for every rank");
+        for (auto& t : threads) t.join();
+        throw;
+    }
+    for (auto& t : threads) t.join();
+
+    if (auto failure = owner->first_error()) std::rethrow_exception(failure);
+    run_report report;
+    for (const auto& comm : comms) report.traffic.push_back(comm->traffic());
+    return report;
+}
+
+}  // namespace distdl::sim

@@ -1,0 +1,51 @@
+#pragma once
+// The simulator's communicator: one object per rank per context. Sends are buffered (the data
+// is copied at isend), receives complete in wait_all, collectives meet in a rendezvous slot
+// numbered by the communicator's own call count, sub-communicators in a creation slot of the
+// parent context keyed by the member set.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/communicator.hpp"
+#include "simulator/collective.hpp"
+#include "simulator/context.hpp"
+#include "simulator/world.hpp"
+
+namespace distdl::sim {
+
+class sim_communicator final : public communicator {
+  public:
+    sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank);
+
+  protected:
+    int do_rank() const override { return rank_; }
+    int do_size() const override { return static_cast<int>(context_->members.size()); }
+    std::shared_ptr<communicator> do_create_sub(const std::vector<int>& ranks) override;
+    request do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) override;
+    request do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) override;
+    void do_wait_all(std::vector<request>& requests) override;
+    void do_broadcast(void* buf, std::size_t count, dtype type, int root) override;
+    void do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) override;
+    void do_all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type) override;
+    void do_all_gather(const void* send, void* recv, std::size_t count, dtype type) override;
+    void do_all_to_all_v(const void* send, const std::vector<std::size_t>& send_counts,
+                         const std::vector<std::size_t>& send_displs, void* recv,
+                         const std::vector<std::size_t>& recv_counts,
+                         const std::vector<std::size_t>& recv_displs, dtype type) override;
+    void do_barrier() override;
+
+  private:
+    int world_rank() const { return context_->members[static_cast<std::size_t>(rank_)]; }
+    void run_collective(collective_call call);
+
+    std::shared_ptr<world> world_;
+    std::shared_ptr<context_state> context_;
+    int rank_;
+    // Used only by the owning rank's thread.
+    std::uint64_t collectives_called_ = 0;
+    std::map<std::vector<int>, std::uint64_t> creations_called_;  // by sorted member set
+};
+
+}  // namespace distdl::sim

@@ -1,0 +1,152 @@
+// The case loader: every broken file is refused with its file name, the JSON path and what
+// was wrong; every file of the case library loads.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "verify/case_file.hpp"
+#include "verify/registry.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace distdl::verify;
+
+const fs::path source_root = fs::path(__FILE__).parent_path().parent_path().parent_path();
+const fs::path broken_dir = source_root / "tests" / "verify_data" / "broken";
+
+// file -> text its error message must contain after "<file>: ".
+const std::map<std::string, std::string> expected_errors = {
+    {"not_json", "invalid JSON: "},
+    {"not_an_object", "expected a JSON object, got a list of 3"},
+    {"unknown_top_key", "colour: unknown key (the case format has: schema, name,"},
+    {"missing_layer", "layer: missing (required)"},
+    {"schema_2", "schema: expected 1, got the integer 2"},
+    {"unknown_layer", "layer: unknown layer \"Conv9d\" (this build verifies: AllSumReduce, Broadcast,"},
+    {"world_size_zero", "world_size: expected an integer in [1, 4096], got the integer 0"},
+    {"name_empty", "name: expected a non-empty string, got the string \"\""},
+    {"worker_outside_world", "partitions.P_x.workers[2]: rank 4 outside the world of 4 ranks"},
+    {"worker_repeated", "partitions.P_y.workers[1]: rank 0 listed twice"},
+    {"range_three_numbers", "partitions.P_y.workers.range: expected 2 integers, got 3"},
+    {"range_reversed", "partitions.P_y.workers.range: expected a < b (ranks a..b-1), got [3, 1]"},
+    {"shape_worker_count", "partitions.P_y.shape: [2,2] has 4 workers, but \"workers\" lists 3"},
+    {"partition_missing", "partitions: missing P_y (Broadcast needs P_x, P_y)"},
+    {"partition_unknown", "partitions.P_w: unknown key (Broadcast takes: P_x, P_y)"},
+    {"partition_key_unknown", "partitions.P_x.ranks: unknown key (a partition has: workers, shape)"},
+    {"option_unknown", "options.stride: unknown key (Broadcast takes: transpose_src, transpose_dest, preserve_batch)"},
+    {"option_wrong_type", "options.transpose_src: expected true or false, got the string \"yes\""},
+    {"stride_wrong_count", "options.stride: expected 2 integers, got 3"},
+    {"padding_negative", "options.padding[1]: expected a non-negative integer, got the integer -1"},
+    {"kernel_size_missing", "options.kernel_size: missing (required by HaloExchange)"},
+    {"axes_not_a_list", "options.axes_reduce: expected a list of integers, got the integer 1"},
+    {"input_split_not_accepted", "input_split: not accepted by Broadcast"},
+    {"input_split_bad_value", "input_split: expected \"balanced\" or \"unbalanced\", got the string \"random\""},
+    {"dtype_float16", "dtype: expected \"float64\" or \"float32\", got the string \"float16\""},
+    {"expect_unknown", "expect: expected \"pass\" or {\"error\": \"text\"}, got the string \"fail\""},
+    {"expect_empty_error", "expect.error: expected a non-empty string, got the string \"\""},
+    {"seed_negative", "seed: expected a non-negative integer, got the integer -1"},
+    {"x_shape_negative", "x_shape[1]: expected a non-negative integer, got the integer -3"},
+    {"x_shape_empty", "x_shape: expected a non-empty list of integers, got a list of 0"},
+    {"duplicate_key", "options.transpose_src: duplicate key"},
+};
+
+std::string load_error(const fs::path& file) {
+    try {
+        load_case(file.string(), builtin_registry());
+    } catch (const case_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(case_file, every_broken_file_names_file_path_and_problem) {
+    ASSERT_TRUE(fs::is_directory(broken_dir)) << broken_dir;
+    int seen = 0;
+    for (const auto& entry : fs::directory_iterator(broken_dir)) {
+        const std::string stem = entry.path().stem().string();
+        auto it = expected_errors.find(stem);
+        ASSERT_NE(it, expected_errors.end()) << "no expected message for " << entry.path() << " (add one)";
+        const std::string message = load_error(entry.path());
+        EXPECT_EQ(message.rfind(entry.path().string() + ": ", 0), 0u) << stem << ": " << message;
+        EXPECT_NE(message.find(entry.path().string() + ": " + it->second), std::string::npos)
+            << stem << ":\n  got      " << message << "\n  expected " << it->second;
+        ++seen;
+    }
+    EXPECT_EQ(seen, static_cast<int>(expected_errors.size())) << "an expected file is missing from " << broken_dir;
+}
+
+TEST(case_file, library_loads_and_has_enough_cases) {
+    const auto files = find_case_files({(source_root / "cases").string()});
+    EXPECT_GE(files.size(), 150u);
+    std::map<std::string, int> refusals;
+    for (const auto& file : files) {
+        try {
+            const auto spec = load_case(file, builtin_registry());
+            EXPECT_FALSE(spec.description.empty()) << file;
+            if (!spec.expect_pass()) ++refusals[spec.layer];
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << e.what();
+        }
+    }
+    int total = 0;
+    for (const auto& [layer, n] : refusals) total += n;
+    EXPECT_GE(total, 20);
+}
+
+TEST(case_file, parses_every_field) {
+    const auto doc = nlohmann::json::parse(R"({
+      "schema": 1, "name": "t/all", "description": "d", "layer": "Repartition", "world_size": 6,
+      "partitions": {"P_x": {"workers": {"range": [0, 4]}, "shape": [2, 2]},
+                     "P_y": {"workers": [5, 4], "shape": [1, 2]}},
+      "options": {"preserve_batch": false}, "x_shape": [3, 0], "input_split": "unbalanced",
+      "dtype": "float32", "expect": {"error": "boom"}, "seed": 42})");
+    const auto spec = parse_case(doc, "inline.json", builtin_registry());
+    EXPECT_EQ(spec.file, "inline.json");
+    EXPECT_EQ(spec.name, "t/all");
+    EXPECT_EQ(spec.world_size, 6);
+    EXPECT_EQ(spec.partition("P_x").workers, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(spec.partition("P_y").workers, (std::vector<int>{5, 4}));
+    EXPECT_EQ(spec.partition("P_y").shape, (distdl::shape_t{1, 2}));
+    EXPECT_FALSE(spec.flag("preserve_batch", true));
+    EXPECT_EQ(spec.x_shape, (distdl::shape_t{3, 0}));
+    EXPECT_EQ(spec.split, input_split::unbalanced);
+    EXPECT_EQ(spec.type, distdl::dtype::float32);
+    EXPECT_EQ(spec.expected_error.value_or(""), "boom");
+    EXPECT_EQ(spec.seed, 42u);
+}
+
+TEST(case_file, defaults) {
+    const auto doc = nlohmann::json::parse(R"({
+      "schema": 1, "name": "t/defaults", "layer": "HaloExchange", "world_size": 1,
+      "partitions": {"P_x": {"workers": [0], "shape": [1, 1]}},
+      "options": {"kernel_size": [3, 1], "padding": 1}, "x_shape": [4, 4], "expect": "pass"})");
+    const auto spec = parse_case(doc, "inline.json", builtin_registry());
+    EXPECT_TRUE(spec.expect_pass());
+    EXPECT_EQ(spec.type, distdl::dtype::float64);
+    EXPECT_EQ(spec.split, input_split::balanced);
+    EXPECT_EQ(spec.seed, default_seed);
+    EXPECT_EQ(spec.per_dimension("kernel_size", 2, 1), (std::vector<std::size_t>{3, 1}));
+    EXPECT_EQ(spec.per_dimension("padding", 2, 0), (std::vector<std::size_t>{1, 1}));
+    EXPECT_EQ(spec.per_dimension("stride", 2, 1), (std::vector<std::size_t>{1, 1}));
+}
+
+TEST(case_file, find_case_files_is_recursive_sorted_and_unique) {
+    const fs::path dir = fs::temp_directory_path() / ("distdl_verify_find_" + std::to_string(::getpid()));
+    fs::create_directories(dir / "b" / "deep");
+    fs::create_directories(dir / "a");
+    for (const auto& p : {dir / "b" / "deep" / "z.json", dir / "a" / "y.json", dir / "b" / "x.json", dir / "a" / "note.txt"})
+        std::ofstream(p) << "{}";
+    const auto files = find_case_files({(dir / "b").string(), dir.string(), (dir / "a" / "y.json").string()});
+    const std::vector<std::string> want = {(dir / "a" / "y.json").string(), (dir / "b" / "deep" / "z.json").string(),
+                                           (dir / "b" / "x.json").string()};
+    EXPECT_EQ(files, want);
+    EXPECT_THROW(find_case_files({(dir / "missing").string()}), distdl::invalid_argument);
+    fs::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,246 @@
+// The runner and the checks: a good case passes, and each way a case can go wrong makes it
+// fail with a message that says so (the checks can fail).
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "verify/case_file.hpp"
+#include "verify/random.hpp"
+#include "verify/registry.hpp"
+#include "verify/report.hpp"
+#include "verify/transports.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace distdl;
+using namespace distdl::verify;
+
+const fs::path source_root = fs::path(__FILE__).parent_path().parent_path().parent_path();
+
+// ---- test layers on one partition P_x: y = a x, adjoint dy -> b dy ----
+
+enum class flaw { none, wrong_value, wrong_adjoint, sleeps, deadlocks, refuses_on_rank0 };
+
+template <class T>
+class scaled_copy : public module<T> {
+  public:
+    scaled_copy(const cartesian_partition& P_x, flaw f) : world_(P_x.world_comm()), flaw_(f) {
+        if (flaw_ == flaw::refuses_on_rank0 && world_->rank() == 0) throw invalid_argument("TestLayer: rank 0 says no");
+    }
+    tensor<T> forward(const tensor<T>& x) override {
+        tensor<T> y = x;
+        if (flaw_ == flaw::wrong_value && world_->rank() == world_->size() - 1 && y.size() > 0) y.data()[0] += T(1);
+        if (flaw_ == flaw::sleeps) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        if (flaw_ == flaw::deadlocks && world_->rank() == 0 && world_->size() > 1) {
+            double never = 0;
+            std::vector<request> pending;
+            pending.push_back(world_->irecv(&never, 1, 1, 7));
+            world_->wait_all(pending);
+        }
+        return y;
+    }
+    tensor<T> adjoint(const tensor<T>& dy) override {
+        tensor<T> dx = dy;
+        if (flaw_ == flaw::wrong_adjoint) dx *= T(3);
+        return dx;
+    }
+
+  private:
+    std::shared_ptr<communicator> world_;
+    flaw flaw_;
+};
+
+template <class T, flaw F>
+case_problem<T> make_test_layer(const case_spec& spec, const case_world& world) {
+    const auto workers = spec.partition("P_x").workers;
+    const int ws = spec.world_size;
+    const shape_t shape = spec.x_shape;
+    case_problem<T> p;
+    p.layer = std::make_unique<scaled_copy<T>>(world.get("P_x"), F);
+    p.input = [=](std::uint64_t seed) {
+        std::vector<tensor<T>> x;
+        for (int w = 0; w < ws; ++w) {
+            const bool member = std::find(workers.begin(), workers.end(), w) != workers.end();
+            x.push_back(member ? random_tensor<T>(shape, derive_seed(seed, input_data, static_cast<std::size_t>(w)))
+                               : zero_volume<T>());
+        }
+        return x;
+    };
+    p.forward = [](const std::vector<tensor<T>>& x) { return x; };
+    // The reference agrees with the flawed adjoint, so only the dot-product test can catch it.
+    p.adjoint = [](const std::vector<tensor<T>>& dy) {
+        auto dx = dy;
+        if (F == flaw::wrong_adjoint)
+            for (auto& t : dx) t *= T(3);
+        return dx;
+    };
+    p.forward_exact = p.adjoint_exact = true;
+    return p;
+}
+
+template <flaw F>
+layer_runner test_runner(const std::string& name) {
+    layer_runner r;
+    r.layer = name;
+    r.partitions = {"P_x"};
+    r.make_float = &make_test_layer<float, F>;
+    r.make_double = &make_test_layer<double, F>;
+    return r;
+}
+
+const runner_registry& test_registry() {
+    static const runner_registry registry = [] {
+        runner_registry r;
+        r.add(test_runner<flaw::none>("Identity"));
+        r.add(test_runner<flaw::wrong_value>("WrongValue"));
+        r.add(test_runner<flaw::wrong_adjoint>("WrongAdjoint"));
+        r.add(test_runner<flaw::sleeps>("Sleeper"));
+        r.add(test_runner<flaw::deadlocks>("Deadlock"));
+        r.add(test_runner<flaw::refuses_on_rank0>("RefusesOnRank0"));
+        return r;
+    }();
+    return registry;
+}
+
+case_spec test_case(const std::string& layer, int world_size, const std::string& dtype = "float64",
+                    nlohmann::json expect = "pass") {
+    nlohmann::json doc = {{"schema", 1},
+                          {"name", "test/" + layer},
+                          {"layer", layer},
+                          {"world_size", world_size},
+                          {"partitions", {{"P_x", {{"workers", {{"range", {0, world_size}}}}, {"shape", {world_size}}}}}},
+                          {"x_shape", {3, 2}},
+                          {"dtype", dtype},
+                          {"expect", expect}};
+    return parse_case(doc, "inline.json", test_registry());
+}
+
+case_outcome run_sim(const case_spec& spec, double limit = 30) {
+    return run_on_simulator(spec, *test_registry().find(spec.layer), limit);
+}
+
+TEST(runner, identity_passes_both_checks) {
+    for (const char* type : {"float64", "float32"}) {
+        const auto out = run_sim(test_case("Identity", 5, type));
+        EXPECT_TRUE(out.passed()) << out.message;
+        EXPECT_EQ(out.forward_error, 0.0);
+        EXPECT_EQ(out.adjoint_error, 0.0);
+        EXPECT_LE(out.dot_error, 1e-15);
+    }
+}
+
+TEST(runner, wrong_module_fails_sequential_equivalence) {
+    const auto out = run_sim(test_case("WrongValue", 4));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("rank 3: forward output differs from the reference"), std::string::npos) << out.message;
+    EXPECT_GT(out.forward_error, 0.0);
+}
+
+TEST(runner, wrong_adjoint_fails_dot_product_test) {
+    const auto out = run_sim(test_case("WrongAdjoint", 3));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("adjoint dot-product test"), std::string::npos) << out.message;
+    EXPECT_GT(out.dot_error, 0.1);
+}
+
+TEST(runner, expected_error_that_never_comes_fails) {
+    const auto out = run_sim(test_case("Identity", 2, "float64", {{"error", "something"}}));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("was not refused (expected an error containing \"something\")"), std::string::npos)
+        << out.message;
+}
+
+TEST(runner, refusal_on_some_ranks_only_fails) {
+    const auto out = run_sim(test_case("RefusesOnRank0", 3, "float64", {{"error", "says no"}}));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("rank 1 was not refused"), std::string::npos) << out.message;
+}
+
+TEST(runner, deadlock_is_a_failure_with_a_message) {
+    const auto out = run_sim(test_case("Deadlock", 3));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("deadlock"), std::string::npos) << out.message;
+}
+
+TEST(runner, hang_past_the_time_limit_fails) {
+    const auto out = run_sim(test_case("Sleeper", 2), 0.2);
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("exceeded the time limit"), std::string::npos) << out.message;
+    EXPECT_EQ(abandoned_simulator_cases(), 1);
+    // Let the abandoned ranks finish before the process ends.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+}
+
+// ---- the library's own cases through the built-in runners ----
+
+case_outcome run_library_case(const std::string& relative) {
+    const auto spec = load_case((source_root / "cases" / relative).string(), builtin_registry());
+    return run_on_simulator(spec, *builtin_registry().find(spec.layer), 30);
+}
+
+TEST(runner, library_case_passes) {
+    const auto out = run_library_case("sum_reduce/spec001_2x3x2_to_1x3x1.json");
+    EXPECT_TRUE(out.passed()) << out.message;
+    EXPECT_LE(out.dot_error, 1e-13);
+}
+
+TEST(runner, library_refusal_passes) {
+    const auto out = run_library_case("sum_reduce/spec000_example5_refused.json");
+    EXPECT_TRUE(out.passed()) << out.message;
+    EXPECT_NE(out.message.find("(dimension 2: 2 vs 3)"), std::string::npos) << out.message;
+}
+
+TEST(runner, refusal_with_mismatched_text_fails) {
+    auto spec = load_case((source_root / "cases" / "sum_reduce" / "spec000_example5_refused.json").string(),
+                          builtin_registry());
+    spec.expected_error = "a message the layer never gives";
+    const auto out = run_on_simulator(spec, *builtin_registry().find(spec.layer), 30);
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("which does not contain \"a message the layer never gives\""), std::string::npos)
+        << out.message;
+}
+
+TEST(runner, pass_case_that_is_refused_fails) {
+    auto spec = load_case((source_root / "cases" / "sum_reduce" / "spec000_example5_refused.json").string(),
+                          builtin_registry());
+    spec.expected_error.reset();
+    const auto out = run_on_simulator(spec, *builtin_registry().find(spec.layer), 30);
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("cannot reduce"), std::string::npos) << out.message;
+}
+
+// ---- outcomes travel as JSON (MPI agreement) and land in the reports ----
+
+TEST(report, outcome_round_trips_through_json_and_reports_are_written) {
+    const auto out = run_sim(test_case("WrongValue", 2));
+    const auto back = nlohmann::json(out).get<case_outcome>();
+    EXPECT_EQ(back.name, out.name);
+    EXPECT_EQ(back.message, out.message);
+    EXPECT_EQ(back.forward_error, out.forward_error);
+    EXPECT_EQ(back.result, out.result);
+
+    run_record record;
+    record.transport = "sim";
+    record.outcomes = {out, run_sim(test_case("Identity", 2))};
+    const fs::path dir = fs::temp_directory_path() / ("distdl_verify_report_" + std::to_string(::getpid()));
+    write_reports(dir.string(), record);
+    std::ifstream md(dir / "verify.md");
+    const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("## WrongValue"), std::string::npos);
+    EXPECT_NE(text.find("git commit:"), std::string::npos);
+    std::ifstream js(dir / "verify.json");
+    const auto report = nlohmann::json::parse(js);
+    EXPECT_EQ(report.at("totals").at("failed"), 1);
+    EXPECT_EQ(report.at("totals").at("passed"), 1);
+    EXPECT_EQ(report.at("layers").at("Identity").at("cases").size(), 1u);
+    fs::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,365 @@
+#include "verify/case_file.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "verify/registry.hpp"
+
+namespace distdl::verify {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int max_world_size = 4096;
+
+std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+    return out.empty() ? "none" : out;
+}
+
+// "a string", "an array of 3", ... for "got ..." in messages.
+std::string describe(const json& value) {
+    switch (value.type()) {
+        case json::value_t::null: return "null";
+        case json::value_t::boolean: return value.get<bool>() ? "true" : "false";
+        case json::value_t::number_integer:
+        case json::value_t::number_unsigned: return "the integer " + value.dump();
+        case json::value_t::number_float: return "the number " + value.dump();
+        case json::value_t::string: return "the string " + value.dump();
+        case json::value_t::array: return "a list of " + std::to_string(value.size());
+        case json::value_t::object: return "an object";
+        default: return "a value of an unsupported type";
+    }
+}
+
+bool is_integer(const json& v) { return v.is_number_integer() || v.is_number_unsigned(); }
+bool is_non_negative_integer(const json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); }
+
+// Walks one document, remembering the file for every message.
+class validator {
+  public:
+    validator(std::string file, const runner_registry& registry) : file_(std::move(file)), registry_(registry) {}
+
+    case_spec run(const json& doc) {
+        if (!doc.is_object()) fail("", "expected a JSON object, got " + describe(doc));
+        spec_.file = file_;
+        check_keys(doc, "", {"schema", "name", "description", "layer", "world_size", "partitions", "options",
+                             "x_shape", "input_split", "dtype", "expect", "seed"},
+                   "the case format has");
+        for (const char* key : {"schema", "name", "layer", "world_size", "partitions", "x_shape", "expect"})
+            if (!doc.contains(key)) fail(key, "missing (required)");
+
+        const json& schema = doc.at("schema");
+        if (!is_integer(schema) || schema.get<std::int64_t>() != 1) fail("schema", "expected 1, got " + describe(schema));
+
+        spec_.name = non_empty_string(doc.at("name"), "name");
+        if (doc.contains("description")) {
+            if (!doc.at("description").is_string()) fail("description", "expected a string, got " + describe(doc.at("description")));
+            spec_.description = doc.at("description").get<std::string>();
+        }
+
+        spec_.layer = non_empty_string(doc.at("layer"), "layer");
+        runner_ = registry_.find(spec_.layer);
+        if (!runner_) fail("layer", "unknown layer \"" + spec_.layer + "\" (this build verifies: " + join(registry_.layers()) + ")");
+
+        const json& ws = doc.at("world_size");
+        if (!is_integer(ws) || ws.get<std::int64_t>() < 1 || ws.get<std::int64_t>() > max_world_size)
+            fail("world_size", "expected an integer in [1, " + std::to_string(max_world_size) + "], got " + describe(ws));
+        spec_.world_size = ws.get<int>();
+
+        spec_.x_shape = shape(doc.at("x_shape"), "x_shape", 0);
+        partitions(doc.at("partitions"));
+        options(doc.contains("options") ? doc.at("options") : json::object());
+
+        if (doc.contains("input_split")) {
+            const json& split = doc.at("input_split");
+            if (!runner_->accepts_input_split) fail("input_split", "not accepted by " + spec_.layer);
+            if (split == "balanced") spec_.split = input_split::balanced;
+            else if (split == "unbalanced") spec_.split = input_split::unbalanced;
+            else fail("input_split", "expected \"balanced\" or \"unbalanced\", got " + describe(split));
+        }
+        if (doc.contains("dtype")) {
+            const json& type = doc.at("dtype");
+            if (type == "float64") spec_.type = dtype::float64;
+            else if (type == "float32") spec_.type = dtype::float32;
+            else fail("dtype", "expected \"float64\" or \"float32\", got " + describe(type));
+        }
+        expect(doc.at("expect"));
+        if (doc.contains("seed")) {
+            const json& seed = doc.at("seed");
+            if (!is_non_negative_integer(seed)) fail("seed", "expected a non-negative integer, got " + describe(seed));
+            spec_.seed = seed.get<std::uint64_t>();
+        }
+        return spec_;
+    }
+
+  private:
+    [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+        throw case_error(file_ + ": " + (path.empty() ? "" : path + ": ") + message);
+    }
+
+    static std::string child(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+    static std::string item(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+    void check_keys(const json& object, const std::string& path, const std::vector<std::string>& allowed,
+                    const std::string& lead) const {
+        for (const auto& entry : object.items())
+            if (std::find(allowed.begin(), allowed.end(), entry.key()) == allowed.end())
+                fail(child(path, entry.key()), "unknown key (" + lead + ": " + join(allowed) + ")");
+    }
+
+    std::string non_empty_string(const json& value, const std::string& path) const {
+        if (!value.is_string() || value.get<std::string>().empty())
+            fail(path, "expected a non-empty string, got " + describe(value));
+        return value.get<std::string>();
+    }
+
+    std::size_t non_negative(const json& value, const std::string& path, std::size_t minimum) const {
+        if (!is_non_negative_integer(value) || value.get<std::uint64_t>() < minimum)
+            fail(path, std::string("expected ") + (minimum > 0 ? "a positive" : "a non-negative") + " integer, got " +
+                           describe(value));
+        return value.get<std::size_t>();
+    }
+
+    shape_t shape(const json& value, const std::string& path, std::size_t minimum) const {
+        if (!value.is_array() || value.empty())
+            fail(path, "expected a non-empty list of integers, got " + describe(value));
+        shape_t out;
+        for (std::size_t i = 0; i < value.size(); ++i) out.push_back(non_negative(value[i], item(path, i), minimum));
+        return out;
+    }
+
+    void partitions(const json& value) {
+        const std::string path = "partitions";
+        if (!value.is_object()) fail(path, "expected an object, got " + describe(value));
+        std::vector<std::string> allowed = runner_->partitions;
+        allowed.insert(allowed.end(), runner_->optional_partitions.begin(), runner_->optional_partitions.end());
+        check_keys(value, path, allowed, spec_.layer + " takes");
+        for (const auto& name : runner_->partitions)
+            if (!value.contains(name))
+                fail(path, "missing " + name + " (" + spec_.layer + " needs " + join(runner_->partitions) + ")");
+        for (const auto& entry : value.items()) spec_.partitions[entry.key()] = partition(entry.value(), child(path, entry.key()));
+    }
+
+    partition_spec partition(const json& value, const std::string& path) const {
+        if (!value.is_object()) fail(path, "expected an object with \"workers\" and \"shape\", got " + describe(value));
+        check_keys(value, path, {"workers", "shape"}, "a partition has");
+        for (const char* key : {"workers", "shape"})
+            if (!value.contains(key)) fail(child(path, key), "missing (required)");
+        partition_spec out;
+        out.workers = workers(value.at("workers"), child(path, "workers"));
+        out.shape = shape(value.at("shape"), child(path, "shape"), 1);
+        if (volume(out.shape) != out.workers.size())
+            fail(child(path, "shape"), format_list(out.shape) + " has " + std::to_string(volume(out.shape)) +
+                                           " workers, but \"workers\" lists " + std::to_string(out.workers.size()));
+        return out;
+    }
+
+    std::vector<int> workers(const json& value, const std::string& path) const {
+        const auto ws = static_cast<std::size_t>(spec_.world_size);
+        std::vector<int> out;
+        if (value.is_object()) {
+            check_keys(value, path, {"range"}, "a worker range has");
+            if (!value.contains("range")) fail(child(path, "range"), "missing (required)");
+            const json& range = value.at("range");
+            const std::string rpath = child(path, "range");
+            if (!range.is_array() || range.size() != 2)
+                fail(rpath, "expected 2 integers, got " + (range.is_array() ? std::to_string(range.size()) : describe(range)));
+            const std::size_t a = non_negative(range[0], item(rpath, 0), 0);
+            const std::size_t b = non_negative(range[1], item(rpath, 1), 0);
+            if (a >= b) fail(rpath, "expected a < b (ranks a..b-1), got [" + std::to_string(a) + ", " + std::to_string(b) + "]");
+            if (b > ws)
+                fail(rpath, "range [" + std::to_string(a) + ", " + std::to_string(b) + ") leaves the world of " +
+                                std::to_string(ws) + " ranks");
+            for (std::size_t r = a; r < b; ++r) out.push_back(static_cast<int>(r));
+            return out;
+        }
+        if (!value.is_array() || value.empty())
+            fail(path, "expected a non-empty list of ranks or {\"range\": [a, b]}, got " + describe(value));
+        std::set<std::size_t> seen;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            const std::size_t r = non_negative(value[i], item(path, i), 0);
+            if (r >= ws)
+                fail(item(path, i), "rank " + std::to_string(r) + " outside the world of " + std::to_string(ws) + " ranks");
+            if (!seen.insert(r).second) fail(item(path, i), "rank " + std::to_string(r) + " listed twice");
+            out.push_back(static_cast<int>(r));
+        }
+        return out;
+    }
+
+    void options(const json& value) {
+        const std::string path = "options";
+        if (!value.is_object()) fail(path, "expected an object, got " + describe(value));
+        std::vector<std::string> names;
+        for (const auto& option : runner_->options) names.push_back(option.name);
+        check_keys(value, path, names, spec_.layer + " takes");
+        for (const auto& option : runner_->options) {
+            const std::string opath = child(path, option.name);
+            if (!value.contains(option.name)) {
+                if (option.required) fail(opath, "missing (required by " + spec_.layer + ")");
+                continue;
+            }
+            const json& v = value.at(option.name);
+            switch (option.kind) {
+                case option_kind::boolean:
+                    if (!v.is_boolean()) fail(opath, "expected true or false, got " + describe(v));
+                    break;
+                case option_kind::count: non_negative(v, opath, 0); break;
+                case option_kind::index_list:
+                    if (!v.is_array()) fail(opath, "expected a list of integers, got " + describe(v));
+                    for (std::size_t i = 0; i < v.size(); ++i) non_negative(v[i], item(opath, i), 0);
+                    break;
+                case option_kind::per_dimension: per_dimension(v, opath); break;
+            }
+        }
+        spec_.options = value;
+    }
+
+    void per_dimension(const json& v, const std::string& path) const {
+        const std::size_t rank = spec_.x_shape.size();
+        const std::size_t dims = rank > runner_->leading_dims ? rank - runner_->leading_dims : 0;
+        if (is_integer(v)) {
+            non_negative(v, path, 0);
+            return;
+        }
+        if (!v.is_array())
+            fail(path, "expected an integer or a list of " + std::to_string(dims) + " integers, got " + describe(v));
+        if (v.size() != dims)
+            fail(path, "expected " + std::to_string(dims) + " integers, got " + std::to_string(v.size()));
+        for (std::size_t i = 0; i < v.size(); ++i) non_negative(v[i], item(path, i), 0);
+    }
+
+    void expect(const json& value) {
+        if (value == "pass") return;
+        if (value.is_object()) {
+            check_keys(value, "expect", {"error"}, "expect has");
+            if (!value.contains("error")) fail("expect.error", "missing (required)");
+            spec_.expected_error = non_empty_string(value.at("error"), "expect.error");
+            return;
+        }
+        fail("expect", "expected \"pass\" or {\"error\": \"text\"}, got " + describe(value));
+    }
+
+    std::string file_;
+    const runner_registry& registry_;
+    const layer_runner* runner_ = nullptr;
+    case_spec spec_;
+};
+
+// A parser callback that refuses duplicate keys (nlohmann would silently keep the last one,
+// hiding a mistake in a hand-written case).
+class duplicate_key_guard {
+  public:
+    explicit duplicate_key_guard(std::string file) : file_(std::move(file)) {}
+
+    bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+        switch (event) {
+            case json::parse_event_t::object_start: frames_->push_back({true, {}, "", 0}); break;
+            case json::parse_event_t::array_start: frames_->push_back({false, {}, "", 0}); break;
+            case json::parse_event_t::key: {
+                auto& top = frames_->back();
+                top.key = parsed.get<std::string>();
+                if (!top.keys.insert(top.key).second) throw case_error(file_ + ": " + path() + ": duplicate key");
+                break;
+            }
+            case json::parse_event_t::object_end:
+            case json::parse_event_t::array_end:
+                frames_->pop_back();
+                next_item();
+                break;
+            case json::parse_event_t::value: next_item(); break;
+        }
+        return true;
+    }
+
+  private:
+    struct frame {
+        bool object;
+        std::set<std::string> keys;
+        std::string key;
+        std::size_t index;
+    };
+
+    void next_item() {
+        if (!frames_->empty() && !frames_->back().object) ++frames_->back().index;
+    }
+
+    std::string path() const {
+        std::string out;
+        for (const auto& f : *frames_)
+            out += f.object ? (out.empty() ? "" : ".") + f.key : "[" + std::to_string(f.index) + "]";
+        return out;
+    }
+
+    std::string file_;
+    // Shared: nlohmann copies the callback.
+    std::shared_ptr<std::vector<frame>> frames_ = std::make_shared<std::vector<frame>>();
+};
+
+}  // namespace
+
+const partition_spec& case_spec::partition(const std::string& name) const {
+    auto it = partitions.find(name);
+    DISTDL_REQUIRE(it != partitions.end(), file << ": the case has no partition " << name);
+    return it->second;
+}
+
+bool case_spec::flag(const std::string& option, bool fallback) const {
+    return options.contains(option) ? options.at(option).get<bool>() : fallback;
+}
+
+std::size_t case_spec::count(const std::string& option, std::size_t fallback) const {
+    return options.contains(option) ? options.at(option).get<std::size_t>() : fallback;
+}
+
+std::vector<std::size_t> case_spec::list(const std::string& option) const {
+    return options.contains(option) ? options.at(option).get<std::vector<std::size_t>>() : std::vector<std::size_t>{};
+}
+
+std::vector<std::size_t> case_spec::per_dimension(const std::string& option, std::size_t dims, std::size_t fallback) const {
+    if (!options.contains(option)) return std::vector<std::size_t>(dims, fallback);
+    const auto& v = options.at(option);
+    if (v.is_array()) return v.get<std::vector<std::size_t>>();
+    return std::vector<std::size_t>(dims, v.get<std::size_t>());
+}
+
+case_spec parse_case(const nlohmann::json& document, const std::string& file, const runner_registry& registry) {
+    return validator(file, registry).run(document);
+}
+
+case_spec load_case(const std::string& path, const runner_registry& registry) {
+    std::ifstream in(path);
+    if (!in) throw case_error(path + ": cannot open the file");
+    nlohmann::json document;
+    try {
+        document = nlohmann::json::parse(in, duplicate_key_guard(path));
+    } catch (const nlohmann::json::parse_error& e) {
+        throw case_error(path + ": invalid JSON: " + e.what());
+    }
+    return parse_case(document, path, registry);
+}
+
+std::vector<std::string> find_case_files(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    std::set<std::string> files;
+    for (const auto& path : paths) {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) {
+            for (const auto& entry : fs::recursive_directory_iterator(path))
+                if (entry.is_regular_file() && entry.path().extension() == ".json") files.insert(entry.path().string());
+        } else if (fs::is_regular_file(path, ec)) {
+            files.insert(path);
+        } else {
+            DISTDL_REQUIRE(false, "no such file or folder: " << path);
+        }
+    }
+    return {files.begin(), files.end()};
+}
+
+}  // namespace distdl::verify

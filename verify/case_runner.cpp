@@ -1,0 +1,138 @@
+#include "verify/case_runner.hpp"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "core/error.hpp"
+#include "verify/json_number.hpp"
+#include "verify/random.hpp"
+
+namespace distdl::verify {
+
+namespace {
+
+case_world build_world(const case_spec& spec, const std::shared_ptr<communicator>& comm) {
+    case_world world{partition::world(comm), {}};
+    // std::map order: every worker creates the partitions in the same order (collectives).
+    for (const auto& [name, p] : spec.partitions)
+        world.partitions.emplace(
+            name, world.world.create_partition_inclusive(p.workers).create_cartesian_topology_partition(p.shape));
+    return world;
+}
+
+template <class T>
+const problem_factory<T>& factory_of(const layer_runner& runner) {
+    if constexpr (std::is_same_v<T, float>) return runner.make_float;
+    else return runner.make_double;
+}
+
+template <class T>
+worker_result run_typed(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& comm) {
+    worker_result result;
+    result.rank = comm->rank();
+    const auto rank = static_cast<std::size_t>(result.rank);
+    const bool expect_error = !spec.expect_pass();
+
+    // In a case that must be refused, an error of the layer is the expected outcome; a
+    // transport error (another rank failed, a deadlock) is not, and goes on to the transport.
+    auto attempt = [&](auto&& step) {
+        if (!expect_error) {
+            step();
+            return true;
+        }
+        try {
+            step();
+            return true;
+        } catch (const communication_error&) {
+            throw;
+        } catch (const std::exception& e) {
+            result.refused = true;
+            result.refusal = e.what();
+            return false;
+        }
+    };
+    auto note = [&](const std::string& problem) {
+        if (result.problem.empty() && !problem.empty()) result.problem = problem;
+    };
+
+    std::optional<case_world> world;
+    std::optional<case_problem<T>> problem;
+    if (!attempt([&] {
+            world.emplace(build_world(spec, comm));
+            problem.emplace(factory_of<T>(runner)(spec, *world));
+        }))
+        return result;
+
+    const auto x = problem->input(spec.seed);
+    DISTDL_REQUIRE(x.size() == static_cast<std::size_t>(spec.world_size),
+                   spec.layer << " runner made " << x.size() << " input pieces for " << spec.world_size << " workers");
+    tensor<T> y;
+    if (!attempt([&] { y = problem->layer->forward(x[rank]); })) return result;
+    if (expect_error) return result;  // not refused: the verdict says so
+
+    const double tolerance = equivalence_tolerance(dtype_of<T>());
+    const auto want_y = problem->forward(x);
+    DISTDL_REQUIRE(want_y.size() == x.size(), spec.layer << " reference made " << want_y.size() << " output pieces");
+    auto forward = compare_piece(y, want_y[rank], problem->forward_exact, tolerance, "forward output");
+    result.forward_error = forward.relative_error;
+    note(forward.problem);
+
+    // The adjoint probe: random, independent of x, with the reference output shapes.
+    std::vector<tensor<T>> probe;
+    for (std::size_t i = 0; i < want_y.size(); ++i)
+        probe.push_back(random_tensor<T>(shape_of(want_y[i]), derive_seed(spec.seed, adjoint_probe, i)));
+    const tensor<T> dx = problem->layer->adjoint(probe[rank]);
+    const auto want_dx = problem->adjoint(probe);
+    DISTDL_REQUIRE(want_dx.size() == x.size(), spec.layer << " reference adjoint made " << want_dx.size() << " pieces");
+    auto adjoint = compare_piece(dx, want_dx[rank], problem->adjoint_exact, tolerance, "adjoint output");
+    result.adjoint_error = adjoint.relative_error;
+    note(adjoint.problem);
+
+    // The dot-product test uses what the module computed, not the reference.
+    if (y.size() == probe[rank].size() && dx.size() == x[rank].size()) {
+        result.terms.fx_y = dot(y, probe[rank]);
+        result.terms.x_fty = dot(x[rank], dx);
+        result.terms.fx_sq = dot(y, y);
+        result.terms.y_sq = dot(probe[rank], probe[rank]);
+        result.terms.x_sq = dot(x[rank], x[rank]);
+        result.terms.fty_sq = dot(dx, dx);
+    } else {
+        note("the dot-product test cannot pair pieces of different sizes");
+    }
+    return result;
+}
+
+}  // namespace
+
+worker_result run_worker(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& world) {
+    DISTDL_REQUIRE(world && world->size() == spec.world_size,
+                   spec.name << ": needs a world of " << spec.world_size << " ranks, got " << (world ? world->size() : 0));
+    return spec.type == dtype::float32 ? run_typed<float>(spec, runner, world) : run_typed<double>(spec, runner, world);
+}
+
+void to_json(nlohmann::json& out, const worker_result& r) {
+    out = nlohmann::json{{"rank", r.rank},
+                         {"refused", r.refused},
+                         {"refusal", r.refusal},
+                         {"problem", r.problem},
+                         {"forward_error", number_to_json(r.forward_error)},
+                         {"adjoint_error", number_to_json(r.adjoint_error)},
+                         {"terms",
+                          {number_to_json(r.terms.fx_y), number_to_json(r.terms.x_fty), number_to_json(r.terms.fx_sq),
+                           number_to_json(r.terms.y_sq), number_to_json(r.terms.x_sq), number_to_json(r.terms.fty_sq)}}};
+}
+
+void from_json(const nlohmann::json& in, worker_result& r) {
+    r.rank = in.at("rank").get<int>();
+    r.refused = in.at("refused").get<bool>();
+    r.refusal = in.at("refusal").get<std::string>();
+    r.problem = in.at("problem").get<std::string>();
+    r.forward_error = number_from_json(in.at("forward_error"));
+    r.adjoint_error = number_from_json(in.at("adjoint_error"));
+    const auto& t = in.at("terms");
+    r.terms = {number_from_json(t.at(0)), number_from_json(t.at(1)), number_from_json(t.at(2)),
+               number_from_json(t.at(3)), number_from_json(t.at(4)), number_from_json(t.at(5))};
+}
+
+}  // namespace distdl::verify

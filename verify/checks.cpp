@@ -1,0 +1,87 @@
+#include "verify/checks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "core/decomposition.hpp"
+#include "core/error.hpp"
+
+namespace distdl::verify {
+
+double equivalence_tolerance(dtype type) { return type == dtype::float32 ? 1e-5 : 1e-12; }
+double adjoint_tolerance(dtype type) { return type == dtype::float32 ? 1e-5 : 1e-13; }
+
+template <class T>
+piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,
+                               const std::string& what) {
+    piece_comparison out;
+    if (shape_of(got) != shape_of(want)) {
+        out.same_shape = false;
+        out.bit_exact = false;
+        out.relative_error = std::numeric_limits<double>::infinity();
+        out.problem = what + " has shape " + format_list(shape_of(got)) + ", the reference " + format_list(shape_of(want));
+        return out;
+    }
+    double max_diff = 0, max_want = 0;
+    std::size_t first_bad = got.size();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double g = static_cast<double>(got.data()[i]);
+        const double w = static_cast<double>(want.data()[i]);
+        // NaN never compares equal, so it is caught here and by the max below.
+        if (!(g == w)) {
+            out.bit_exact = false;
+            if (first_bad == got.size()) first_bad = i;
+        }
+        const double diff = std::isnan(g) || std::isnan(w) ? std::numeric_limits<double>::infinity() : std::abs(g - w);
+        max_diff = std::max(max_diff, diff);
+        max_want = std::max(max_want, std::abs(w));
+    }
+    if (max_diff == 0) out.relative_error = 0;
+    else out.relative_error = max_diff / std::max(max_want, std::numeric_limits<double>::min());
+    const bool ok = exact ? out.bit_exact : out.relative_error <= tolerance;
+    if (!ok) {
+        std::ostringstream text;
+        const auto index = unravel_index(first_bad == got.size() ? 0 : first_bad, shape_of(want));
+        text << what << " differs from the reference: relative error " << out.relative_error
+             << (exact ? " (data movement must be bit-exact)" : " > " + std::to_string(tolerance)) << "; first at "
+             << format_list(index) << ": " << static_cast<double>(got.data()[first_bad == got.size() ? 0 : first_bad])
+             << " vs " << static_cast<double>(want.data()[first_bad == got.size() ? 0 : first_bad]);
+        out.problem = text.str();
+    }
+    return out;
+}
+
+dot_terms& dot_terms::operator+=(const dot_terms& other) {
+    fx_y += other.fx_y;
+    x_fty += other.x_fty;
+    fx_sq += other.fx_sq;
+    y_sq += other.y_sq;
+    x_sq += other.x_sq;
+    fty_sq += other.fty_sq;
+    return *this;
+}
+
+template <class T>
+double dot(const tensor<T>& a, const tensor<T>& b) {
+    DISTDL_REQUIRE(a.size() == b.size(), "dot: " << a.size() << " vs " << b.size() << " elements");
+    double sum = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) sum += static_cast<double>(a.data()[i]) * static_cast<double>(b.data()[i]);
+    return sum;
+}
+
+double adjoint_error(const dot_terms& t) {
+    const double difference = std::abs(t.fx_y - t.x_fty);
+    const double scale = std::max(std::sqrt(t.fx_sq) * std::sqrt(t.y_sq), std::sqrt(t.x_sq) * std::sqrt(t.fty_sq));
+    if (difference == 0) return 0;
+    if (scale == 0) return std::numeric_limits<double>::infinity();
+    return difference / scale;
+}
+
+template piece_comparison compare_piece<float>(const tensor<float>&, const tensor<float>&, bool, double, const std::string&);
+template piece_comparison compare_piece<double>(const tensor<double>&, const tensor<double>&, bool, double, const std::string&);
+template double dot<float>(const tensor<float>&, const tensor<float>&);
+template double dot<double>(const tensor<double>&, const tensor<double>&);
+
+}  // namespace distdl::verify

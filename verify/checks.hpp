@@ -1,0 +1,48 @@
+#pragma once
+// The two checks of DESIGN §5, in the pieces a worker can evaluate on its own; the verdict
+// (verdict.hpp) combines the workers' parts in rank order.
+#include <string>
+
+#include "core/dtype.hpp"
+#include "core/tensor.hpp"
+
+namespace distdl::verify {
+
+// Tolerances: sequential equivalence of arithmetic, and the adjoint dot-product test.
+double equivalence_tolerance(dtype type);  // 1e-12 double, 1e-5 float
+double adjoint_tolerance(dtype type);      // 1e-13 double, 1e-5 float
+
+// ---- sequential equivalence ----
+
+struct piece_comparison {
+    bool same_shape = true;
+    bool bit_exact = true;         // every element equal
+    double relative_error = 0.0;   // max |got - want| / max |want| (0 when both are empty)
+    std::string problem;           // empty when the piece is acceptable
+};
+
+// Compares a worker's piece with the reference piece. `exact` demands equality element by
+// element (data movement); otherwise the relative error must stay within `tolerance`.
+// `what` names the piece in the problem text ("forward output").
+template <class T>
+piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,
+                               const std::string& what);
+
+// ---- adjoint dot-product test ----
+
+// One worker's share of <F x, y>, <x, F* y> and the squared norms, accumulated in double.
+struct dot_terms {
+    double fx_y = 0, x_fty = 0;
+    double fx_sq = 0, y_sq = 0, x_sq = 0, fty_sq = 0;
+    dot_terms& operator+=(const dot_terms& other);
+};
+
+// Zero terms for a piece pair of different shapes is the caller's choice; these require
+// equal volumes (the shapes were compared first).
+template <class T>
+double dot(const tensor<T>& a, const tensor<T>& b);
+
+// |<Fx,y> - <x,F*y>| / max(|Fx||y|, |x||F*y|); 0 when both sides vanish identically.
+double adjoint_error(const dot_terms& total);
+
+}  // namespace distdl::verify

@@ -1,0 +1,78 @@
+#pragma once
+// What a layer contributes to the harness: ONE table entry (see registry.cpp) naming the
+// layer, the partitions and options its case files may carry, and a factory that, on one
+// worker, builds the distributed module and states its serial meaning. Everything else
+// (loading, input generation, the two checks, transports, reports) is shared.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/module.hpp"
+#include "core/partition.hpp"
+#include "core/tensor.hpp"
+
+namespace distdl::verify {
+
+struct case_spec;
+
+// How the loader validates one entry of "options".
+enum class option_kind {
+    boolean,        // true / false
+    count,          // a non-negative integer
+    index_list,     // a list of non-negative integers (e.g. axes_reduce)
+    per_dimension,  // one non-negative integer for all dimensions, or one per dimension
+};
+
+struct option_spec {
+    std::string name;
+    option_kind kind = option_kind::boolean;
+    bool required = false;
+};
+
+// The partitions of one case as every worker of the case's world holds them (inactive where
+// the worker is not a member).
+struct case_world {
+    partition world;
+    std::map<std::string, cartesian_partition> partitions;
+
+    const cartesian_partition& get(const std::string& name) const;
+    bool has(const std::string& name) const { return partitions.count(name) != 0; }
+};
+
+// One worker's view of a case. All piece lists are indexed by rank in the case's world and
+// hold every worker's piece: each worker evaluates the serial meaning for the whole world,
+// which keeps the reference free of communication (cases are small).
+template <class T>
+struct case_problem {
+    std::unique_ptr<distdl::module<T>> layer;  // the distributed module under test
+    // Every worker's input piece for a seed (zero-volume where a worker holds none).
+    std::function<std::vector<tensor<T>>(std::uint64_t seed)> input;
+    // The reference: forward of all input pieces, adjoint of all output pieces.
+    std::function<std::vector<tensor<T>>(const std::vector<tensor<T>>&)> forward;
+    std::function<std::vector<tensor<T>>(const std::vector<tensor<T>>&)> adjoint;
+    // Pure data movement must match bit for bit; arithmetic within a relative tolerance.
+    bool forward_exact = false;
+    bool adjoint_exact = false;
+};
+
+template <class T>
+using problem_factory = std::function<case_problem<T>(const case_spec&, const case_world&)>;
+
+struct layer_runner {
+    std::string layer;                          // the case file's "layer", e.g. "Broadcast"
+    std::vector<std::string> partitions;        // required partitions, e.g. {"P_x", "P_y"}
+    std::vector<std::string> optional_partitions;
+    std::vector<option_spec> options;
+    bool accepts_input_split = false;
+    // per_dimension options count the dimensions of x_shape after this many leading ones
+    // (0 for HaloExchange, 2 for convolutions: batch and channels).
+    std::size_t leading_dims = 0;
+    problem_factory<float> make_float;
+    problem_factory<double> make_double;
+};
+
+}  // namespace distdl::verify

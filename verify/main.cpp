@@ -1,0 +1,231 @@
+// distdl-verify: runs JSON cases (DESIGN §6) on the simulator or under MPI and checks each
+// against the serial reference (sequential equivalence) and its own adjoint (dot-product test).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpi_backend/environment.hpp"
+#include "verify/case_file.hpp"
+#include "verify/registry.hpp"
+#include "verify/report.hpp"
+#include "verify/transports.hpp"
+
+namespace {
+
+using namespace distdl::verify;
+
+const char* usage_text =
+    "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--report DIR] [--time-limit SECONDS] PATH...\n"
+    "\n"
+    "Runs the verification cases in PATH (case files, or folders searched recursively for *.json,\n"
+    "in sorted order). For each case: build the world on the chosen transport, the partitions and\n"
+    "the layer; check (a) sequential equivalence with the serial reference (data movement\n"
+    "bit-exact, arithmetic within 1e-12 double / 1e-5 float) and (b) the adjoint dot-product test\n"
+    "(1e-13 double / 1e-5 float); or, for cases that expect an error, that every rank refuses\n"
+    "with the expected text. Prints one line per case and a summary per layer; the exit status\n"
+    "is 1 if any case failed (or none ran), 2 on a usage error.\n"
+    "\n"
+    "  --transport sim   threads in this process (default); hangs are reported as deadlocks\n"
+    "  --transport mpi   Open MPI: run under `mpiexec -n N`; every case with world_size <= N runs\n"
+    "                    on ranks 0..world_size-1 (the others idle); rank 0 prints, other ranks\n"
+    "                    print only their failures, all ranks agree on the verdict\n"
+    "  --filter TEXT     only cases whose name or file path contains TEXT\n"
+    "  --report DIR      also write DIR/verify.md and DIR/verify.json\n"
+    "  --time-limit S    per-case time limit in seconds (default 30); past it the case fails\n"
+    "                    (simulator) or the job is aborted (MPI)\n"
+    "  --help            this text\n"
+    "\n"
+    "Example: distdl-verify --report reports cases\n"
+    "         mpiexec -n 4 distdl-verify --transport mpi cases/broadcast\n";
+
+struct arguments {
+    std::string transport = "sim";
+    std::string filter;
+    std::string report_dir;
+    double time_limit = 30;
+    std::vector<std::string> paths;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+    std::cerr << "distdl-verify: " << message << "\n\n" << usage_text;
+    std::exit(2);
+}
+
+arguments parse(int argc, char** argv) {
+    arguments args;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char* option) -> std::string {
+            if (i + 1 >= argc) usage_error(std::string(option) + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            std::cout << usage_text;
+            std::exit(0);
+        } else if (a == "--transport") {
+            args.transport = value("--transport");
+            if (args.transport != "sim" && args.transport != "mpi")
+                usage_error("--transport must be sim or mpi, not " + args.transport);
+        } else if (a == "--filter") {
+            args.filter = value("--filter");
+        } else if (a == "--report") {
+            args.report_dir = value("--report");
+        } else if (a == "--time-limit") {
+            const std::string text = value("--time-limit");
+            char* end = nullptr;
+            args.time_limit = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(args.time_limit > 0))
+                usage_error("--time-limit needs a positive number of seconds, not " + text);
+        } else if (a.rfind("--", 0) == 0) {
+            usage_error("unknown option " + a);
+        } else {
+            args.paths.push_back(a);
+        }
+    }
+    if (args.paths.empty()) usage_error("no case files or folders given");
+    return args;
+}
+
+// The cases to run, in order: loaded specs, or outcomes of files that could not be used.
+struct planned_case {
+    std::optional<case_spec> spec;
+    case_outcome invalid;
+};
+
+std::vector<planned_case> plan(const arguments& args, const runner_registry& registry) {
+    std::vector<std::string> files;
+    try {
+        files = find_case_files(args.paths);
+    } catch (const std::exception& e) {
+        usage_error(e.what());
+    }
+    std::vector<planned_case> cases;
+    std::map<std::string, std::string> seen;  // name -> file
+    for (const auto& file : files) {
+        const bool file_matches = file.find(args.filter) != std::string::npos;
+        planned_case c;
+        try {
+            c.spec = load_case(file, registry);
+        } catch (const std::exception& e) {
+            if (file_matches) cases.push_back({std::nullopt, invalid_case(file, e.what())});
+            continue;
+        }
+        if (!file_matches && c.spec->name.find(args.filter) == std::string::npos) continue;
+        auto [it, fresh] = seen.emplace(c.spec->name, file);
+        if (!fresh) {
+            cases.push_back({std::nullopt, invalid_case(file, file + ": name: \"" + c.spec->name +
+                                                                  "\" is also the name of " + it->second)});
+            continue;
+        }
+        cases.push_back(std::move(c));
+    }
+    return cases;
+}
+
+int run(const arguments& args, const std::function<job_case_result(const case_spec&, const layer_runner&)>& run_one,
+        int rank, int job_ranks) {
+    const auto& registry = builtin_registry();
+    const auto start = std::chrono::steady_clock::now();
+    const auto cases = plan(args, registry);
+    run_record record;
+    record.transport = args.transport;
+    record.job_ranks = job_ranks;
+    if (rank == 0)
+        std::cout << "distdl-verify: " << cases.size() << " case(s) on the " << args.transport << " transport"
+                  << (args.transport == "mpi" ? " with " + std::to_string(job_ranks) + " ranks" : std::string()) << "\n";
+    for (const auto& c : cases) {
+        job_case_result result;
+        if (c.spec) result = run_one(*c.spec, *registry.find(c.spec->layer));
+        else result.outcome = c.invalid;
+        if (rank == 0) {
+            std::cout << case_line(result.outcome) << std::endl;
+        } else if (!result.local_problem.empty() &&
+                   result.outcome.message.find(result.local_problem) == std::string::npos) {
+            // Only what rank 0's line does not already say (often every rank fails alike).
+            std::cout << "[rank " << rank << "] FAIL " << result.outcome.name << ": " << result.local_problem << std::endl;
+        }
+        record.outcomes.push_back(std::move(result.outcome));
+    }
+    record.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto total = grand_total(record.outcomes);
+    if (rank == 0) {
+        print_summary(std::cout, record);
+        if (!args.report_dir.empty()) {
+            try {
+                write_reports(args.report_dir, record);
+                std::cout << "reports written to " << args.report_dir << "/verify.md and verify.json\n";
+            } catch (const std::exception& e) {
+                std::cerr << "distdl-verify: " << e.what() << "\n";
+                return 1;
+            }
+        }
+    }
+    if (total.passed + total.failed == 0) {
+        if (rank == 0) std::cout << "no case ran\n";
+        return 1;
+    }
+    return total.failed > 0 ? 1 : 0;
+}
+
+int run_on_simulator_transport(const arguments& args) {
+    const int status = run(
+        args,
+        [&](const case_spec& spec, const layer_runner& runner) {
+            return job_case_result{run_on_simulator(spec, runner, args.time_limit), {}};
+        },
+        0, 1);
+    std::cout.flush();
+    // Abandoned (hung) cases still own threads: do not unwind static state under them.
+    if (abandoned_simulator_cases() > 0) std::_Exit(status);
+    return status;
+}
+
+int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
+    distdl::mpi::environment env(argc, argv);
+    int status = 1;
+    {
+        auto world = distdl::mpi::world_communicator();
+        const auto job = distdl::partition::world(world);
+        const int rank = world->rank();
+        watchdog dog([&env, rank](const std::string& what, double seconds) {
+            std::fprintf(stderr, "[rank %d] case %s exceeded the time limit of %g s (hung?); aborting the job\n", rank,
+                         what.c_str(), seconds);
+            std::fflush(stderr);
+            // MPI_Abort from this thread is outside MPI_THREAD_FUNNELED; if it cannot end the
+            // job, leaving the process does (mpiexec then ends the other ranks).
+            std::thread([] {
+                std::this_thread::sleep_for(std::chrono::seconds(10));
+                std::_Exit(3);
+            }).detach();
+            env.abort(3);
+        });
+        status = run(
+            args,
+            [&](const case_spec& spec, const layer_runner& runner) {
+                return run_on_job(spec, runner, job, dog, args.time_limit);
+            },
+            rank, world->size());
+        world->barrier();
+    }
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const arguments args = parse(argc, argv);
+    try {
+        return args.transport == "mpi" ? run_on_mpi_transport(argc, argv, args) : run_on_simulator_transport(args);
+    } catch (const std::exception& e) {
+        std::cerr << "distdl-verify: " << e.what() << "\n";
+        return 1;
+    }
+}

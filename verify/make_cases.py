@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Writes the JSON case library cases/<folder>/*.json (DESIGN §6).
+
+The JSON files are committed; this script is only how they were made (not part of the build).
+Run from anywhere:  python3 verify/make_cases.py [--out cases]
+It rewrites every file it generates and deletes nothing else.
+"""
+import argparse
+import json
+import os
+from math import prod
+
+CASES = []
+
+
+def rng(a, b):
+    """Workers a..b-1."""
+    return {"range": [a, b]}
+
+
+def case(folder, name, description, layer, world_size, partitions, x_shape, options=None, expect="pass",
+         dtype=None, seed=None, input_split=None):
+    doc = {"schema": 1, "name": f"{folder}/{name}", "description": description, "layer": layer,
+           "world_size": world_size, "partitions": {}}
+    for pname, (workers, shape) in partitions.items():
+        count = (workers["range"][1] - workers["range"][0]) if isinstance(workers, dict) else len(workers)
+        assert count == prod(shape), (name, pname, workers, shape)
+        doc["partitions"][pname] = {"workers": workers, "shape": list(shape)}
+    if options is not None:
+        doc["options"] = options
+    doc["x_shape"] = list(x_shape)
+    if input_split is not None:
+        doc["input_split"] = input_split
+    if dtype is not None:
+        doc["dtype"] = dtype
+    doc["expect"] = expect if expect == "pass" else {"error": expect}
+    if seed is not None:
+        doc["seed"] = seed
+    CASES.append((folder, name, doc))
+
+
+def refuse(text):
+    return text
+
+
+# --------------------------------------------------------------------------------- Broadcast
+def broadcast_cases():
+    f, L = "broadcast", "Broadcast"
+    case(f, "spec001_1x3x1_to_2x3x2",
+         "Spec 001 worked table: 1x3x1 on workers 1,2,3 broadcast to 2x3x2 on all 12 (workers 1,2 copy to themselves, 3 sends and receives)",
+         L, 12, {"P_x": ([1, 2, 3], [1, 3, 1]), "P_y": (rng(0, 12), [2, 3, 2])}, [2, 3])
+    case(f, "spec001_1x3x1_to_2x3x2_float32", "Spec 001 worked table broadcast in float32",
+         L, 12, {"P_x": ([1, 2, 3], [1, 3, 1]), "P_y": (rng(0, 12), [2, 3, 2])}, [2, 3], dtype="float32")
+    case(f, "identity_1_to_1", "World of one: the same partition on both sides is a copy",
+         L, 1, {"P_x": ([0], [1]), "P_y": ([0], [1])}, [3, 4])
+    case(f, "identity_same_2x2", "P_x and P_y are the same 2x2 partition: identity, no communication",
+         L, 4, {"P_x": (rng(0, 4), [2, 2]), "P_y": (rng(0, 4), [2, 2])}, [2, 3])
+    case(f, "identity_same_2x2_transposed_both", "Same 2x2 partition with both transpose flags: identity",
+         L, 4, {"P_x": (rng(0, 4), [2, 2]), "P_y": (rng(0, 4), [2, 2])}, [2, 3],
+         {"transpose_src": True, "transpose_dest": True})
+    case(f, "single_source_disjoint_1_to_4", "One source worker copies to four other workers",
+         L, 5, {"P_x": ([0], [1]), "P_y": (rng(1, 5), [4])}, [3, 2])
+    case(f, "single_source_overlap_1_to_4", "One source worker copies to itself and three others",
+         L, 4, {"P_x": ([0], [1]), "P_y": (rng(0, 4), [4])}, [3, 2])
+    case(f, "single_source_last_rank", "The source is the last worker of the world",
+         L, 6, {"P_x": ([5], [1]), "P_y": (rng(0, 6), [6])}, [4])
+    case(f, "single_source_1_to_17", "One worker feeds 17: world of 18", L, 18,
+         {"P_x": ([17], [1]), "P_y": (rng(0, 17), [17])}, [2, 2])
+    case(f, "disjoint_3_to_2x3", "3 workers to a disjoint 2x3 partition (P_x padded to 1x3)",
+         L, 9, {"P_x": (rng(0, 3), [3]), "P_y": (rng(3, 9), [2, 3])}, [2, 5])
+    case(f, "overlap_3_to_2x3", "3 workers to a 2x3 partition that contains them",
+         L, 6, {"P_x": (rng(0, 3), [3]), "P_y": (rng(0, 6), [2, 3])}, [2, 5])
+    case(f, "overlap_reversed_order", "P_y lists the world in reverse: sources are receivers of other pieces",
+         L, 6, {"P_x": (rng(0, 3), [1, 3]), "P_y": ([5, 4, 3, 2, 1, 0], [2, 3])}, [3, 1])
+    case(f, "idle_workers_2_to_2x2", "Sources 7,8 and receivers 1,3,5,7 in a world of 10; five workers idle",
+         L, 10, {"P_x": ([7, 8], [2]), "P_y": ([1, 3, 5, 7], [2, 2])}, [2, 3])
+    case(f, "idle_workers_preserve_batch_false", "Idle and source-only workers return {0} without the batch",
+         L, 10, {"P_x": ([7, 8], [2]), "P_y": ([1, 3, 5, 7], [2, 2])}, [2, 3], {"preserve_batch": False})
+    case(f, "source_only_preserve_batch_true", "Workers only in P_x return {batch, 0}",
+         L, 8, {"P_x": ([6, 7], [2]), "P_y": (rng(0, 6), [3, 2])}, [4, 3], {"preserve_batch": True})
+    case(f, "source_only_preserve_batch_false", "Workers only in P_x return {0}",
+         L, 8, {"P_x": ([6, 7], [2]), "P_y": (rng(0, 6), [3, 2])}, [4, 3], {"preserve_batch": False})
+    case(f, "transpose_src_2x2x1_to_3x2x2", "DESIGN §3 example: with transpose_src worker (a,b,0) feeds (*,a,b)",
+         L, 12, {"P_x": ([8, 9, 10, 11], [2, 2, 1]), "P_y": (rng(0, 12), [3, 2, 2])}, [2, 2], {"transpose_src": True})
+    case(f, "transpose_src_2x2x1_to_3x2x2_disjoint", "transpose_src broadcast onto disjoint workers",
+         L, 16, {"P_x": (rng(12, 16), [2, 2, 1]), "P_y": (rng(0, 12), [3, 2, 2])}, [3], {"transpose_src": True})
+    case(f, "transpose_dest_3x1_to_2x3", "transpose_dest: P_y 2x3 acts as 3x2",
+         L, 6, {"P_x": (rng(0, 3), [3, 1]), "P_y": (rng(0, 6), [2, 3])}, [2, 2], {"transpose_dest": True})
+    case(f, "transpose_both_1x3_to_3x2", "Both flags: P_x 1x3 acts as 3x1, P_y 2x3 acts as 3x2",
+         L, 9, {"P_x": (rng(6, 9), [1, 3]), "P_y": (rng(0, 6), [2, 3])}, [2, 2],
+         {"transpose_src": True, "transpose_dest": True})
+    case(f, "transpose_src_3_to_3x2", "transpose_src on a 1-D partition changes nothing",
+         L, 6, {"P_x": (rng(0, 3), [3]), "P_y": (rng(0, 6), [2, 3])}, [5], {"transpose_src": True})
+    case(f, "rank4_1x1x1x1_to_2x1x2x2", "Rank-4 partitions, one source",
+         L, 8, {"P_x": ([3], [1, 1, 1, 1]), "P_y": (rng(0, 8), [2, 1, 2, 2])}, [1, 2, 1, 3])
+    case(f, "x_rank1", "Rank-1 local tensors", L, 4, {"P_x": ([0, 1], [2]), "P_y": (rng(0, 4), [2, 2])}, [7])
+    case(f, "x_empty_pieces", "Zero-volume local pieces [2,0] are broadcast too",
+         L, 4, {"P_x": ([0, 1], [2]), "P_y": (rng(0, 4), [2, 2])}, [2, 0])
+    case(f, "world18_1x3_to_5x3", "Sources 15..17 feed a 5x3 partition on 0..14: world of 18",
+         L, 18, {"P_x": (rng(15, 18), [1, 3]), "P_y": (rng(0, 15), [5, 3])}, [2, 2])
+    case(f, "world18_float32", "World of 18 in float32",
+         L, 18, {"P_x": (rng(15, 18), [1, 3]), "P_y": (rng(0, 15), [5, 3])}, [2, 2], dtype="float32")
+    case(f, "world7_1_to_7_float32", "One source, seven receivers, float32",
+         L, 7, {"P_x": ([3], [1]), "P_y": (rng(0, 7), [7])}, [3, 3], dtype="float32")
+    case(f, "world2_1_to_2", "Smallest non-trivial broadcast", L, 2, {"P_x": ([1], [1]), "P_y": (rng(0, 2), [2])}, [4])
+    case(f, "seeded_2x1_to_2x4", "Explicit seed; 2x1 to 2x4",
+         L, 8, {"P_x": ([0, 4], [2, 1]), "P_y": (rng(0, 8), [2, 4])}, [3, 2], seed=7)
+    # refusals
+    case(f, "refuse_2_to_3", "Extents 2 and 3 cannot be matched",
+         L, 5, {"P_x": ([0, 1], [2]), "P_y": (rng(2, 5), [3])}, [2],
+         expect=refuse("Broadcast: P_x shape [2] cannot broadcast to P_y shape [3] (dimension 0: 2 vs 3)"))
+    case(f, "refuse_dim_px_gt_py", "dim(P_x) > dim(P_y) is not a broadcast",
+         L, 4, {"P_x": (rng(0, 2), [1, 1, 2]), "P_y": (rng(2, 4), [2])}, [2],
+         expect=refuse("(P_x has dimension 3 > 1)"))
+    case(f, "refuse_3x1_to_1x3", "Without a transpose flag a 3x1 partition does not broadcast to 1x3",
+         L, 3, {"P_x": (rng(0, 3), [3, 1]), "P_y": (rng(0, 3), [1, 3])}, [2],
+         expect=refuse("Broadcast: P_x shape [3,1] cannot broadcast to P_y shape [1,3] (dimension 0: 3 vs 1)"))
+    case(f, "refuse_transposed_mismatch", "transpose_src turns 2x3 into 3x2, which does not match 2x3",
+         L, 12, {"P_x": (rng(0, 6), [2, 3]), "P_y": (rng(6, 12), [2, 3])}, [2], {"transpose_src": True},
+         expect=refuse("P_x shape [2,3] (transposed) cannot broadcast to P_y shape [2,3]"))
+
+
+# --------------------------------------------------------------------------------- SumReduce
+def sum_reduce_cases():
+    f, L = "sum_reduce", "SumReduce"
+    case(f, "spec000_example1_4_to_1", "Spec 000 example 1: a 4 partition reduces to 1",
+         L, 4, {"P_x": (rng(0, 4), [4]), "P_y": ([0], [1])}, [3, 5])
+    case(f, "spec000_example2_2x3_to_1", "Spec 000 example 2: 2x3 reduces to 1 (P_y padded to 1x1)",
+         L, 6, {"P_x": (rng(0, 6), [2, 3]), "P_y": ([0], [1])}, [2, 2])
+    case(f, "spec000_example3_3x4_to_3x1", "Spec 000 example 3: 3x4 reduces to 3x1",
+         L, 12, {"P_x": (rng(0, 12), [3, 4]), "P_y": ([0, 4, 8], [3, 1])}, [2, 3])
+    case(f, "spec000_example4_4x4x3_to_1x1x3", "Spec 000 example 4: 4x4x3 reduces to 1x1x3 (48 workers)",
+         L, 48, {"P_x": (rng(0, 48), [4, 4, 3]), "P_y": ([0, 1, 2], [1, 1, 3])}, [2, 2])
+    case(f, "spec000_example5_refused", "Spec 000 example 5: 3x3x2 does not reduce to 1x1x3",
+         L, 18, {"P_x": (rng(0, 18), [3, 3, 2]), "P_y": ([0, 1, 2], [1, 1, 3])}, [2],
+         expect=refuse("SumReduce: P_x shape [3,3,2] cannot reduce to P_y shape [1,1,3] (dimension 2: 2 vs 3)"))
+    case(f, "spec000_example6_refused", "Spec 000 example 6: 1x3 does not reduce to 3x1",
+         L, 3, {"P_x": (rng(0, 3), [1, 3]), "P_y": (rng(0, 3), [3, 1])}, [2],
+         expect=refuse("SumReduce: P_x shape [1,3] cannot reduce to P_y shape [3,1] (dimension 0: 1 vs 3)"))
+    case(f, "spec000_example6_transpose_src", "Spec 000 example 6 with transpose_src: it reduces (not an identity)",
+         L, 3, {"P_x": (rng(0, 3), [1, 3]), "P_y": (rng(0, 3), [3, 1])}, [2, 2], {"transpose_src": True})
+    case(f, "spec000_example6_transpose_dest", "Spec 000 example 6 with transpose_dest: it reduces",
+         L, 3, {"P_x": (rng(0, 3), [1, 3]), "P_y": (rng(0, 3), [3, 1])}, [2, 2], {"transpose_dest": True})
+    case(f, "spec000_example7_transpose_src_3x4_to_1x3", "Spec 000 example 7: 3x4 to 1x3 with transpose_src",
+         L, 12, {"P_x": (rng(0, 12), [3, 4]), "P_y": (rng(0, 3), [1, 3])}, [2, 2], {"transpose_src": True})
+    case(f, "spec000_example8_transpose_dest_3x4_to_4x1", "Spec 000 example 8: 3x4 to 4x1 with transpose_dest",
+         L, 12, {"P_x": (rng(0, 12), [3, 4]), "P_y": (rng(0, 4), [4, 1])}, [2, 2], {"transpose_dest": True})
+    case(f, "spec000_code_4x3_to_1x3", "Spec 000 code example: 4x3 to 1x3, local [7,5], preserve_batch false",
+         L, 12, {"P_x": (rng(0, 12), [4, 3]), "P_y": (rng(0, 3), [1, 3])}, [7, 5], {"preserve_batch": False})
+    case(f, "spec001_2x3x2_to_1x3x1", "Spec 001 worked table: 2x3x2 on 12 workers to 1x3x1 on workers 1,2,3",
+         L, 12, {"P_x": (rng(0, 12), [2, 3, 2]), "P_y": ([1, 2, 3], [1, 3, 1])}, [2, 3])
+    case(f, "spec001_2x3x2_to_1x3x1_float32", "Spec 001 worked table reduction in float32",
+         L, 12, {"P_x": (rng(0, 12), [2, 3, 2]), "P_y": ([1, 2, 3], [1, 3, 1])}, [2, 3], dtype="float32")
+    case(f, "identity_1_to_1", "World of one: a reduction of one piece is a copy",
+         L, 1, {"P_x": ([0], [1]), "P_y": ([0], [1])}, [2, 2])
+    case(f, "identity_same_3", "Same 3-worker partition on both sides: identity",
+         L, 3, {"P_x": (rng(0, 3), [3]), "P_y": (rng(0, 3), [3])}, [4])
+    case(f, "disjoint_2x3_to_1x3", "Sources and destinations are disjoint",
+         L, 9, {"P_x": (rng(0, 6), [2, 3]), "P_y": (rng(6, 9), [1, 3])}, [3, 2])
+    case(f, "single_destination_outside", "Five sources reduce into one worker outside them",
+         L, 6, {"P_x": (rng(1, 6), [5]), "P_y": ([0], [1])}, [2, 3])
+    case(f, "idle_workers", "Workers 0, 5 and 9 take no part",
+         L, 10, {"P_x": ([1, 2, 3, 4], [2, 2]), "P_y": ([6, 7], [1, 2])}, [3, 2])
+    case(f, "idle_workers_float32", "Idle workers, float32",
+         L, 10, {"P_x": ([1, 2, 3, 4], [2, 2]), "P_y": ([6, 7], [1, 2])}, [3, 2], dtype="float32")
+    case(f, "preserve_batch_false", "Source-only workers return {0}",
+         L, 6, {"P_x": (rng(0, 6), [3, 2]), "P_y": ([4, 5], [1, 2])}, [4, 2], {"preserve_batch": False})
+    case(f, "preserve_batch_true", "Source-only workers return {batch, 0}",
+         L, 6, {"P_x": (rng(0, 6), [3, 2]), "P_y": ([4, 5], [1, 2])}, [4, 2], {"preserve_batch": True})
+    case(f, "destination_reversed", "Destinations listed in reverse world order",
+         L, 8, {"P_x": (rng(0, 8), [2, 4]), "P_y": ([7, 6, 5, 4], [1, 4])}, [2, 2])
+    case(f, "rank1_pieces", "Rank-1 pieces", L, 5, {"P_x": (rng(0, 4), [4]), "P_y": ([4], [1])}, [9])
+    case(f, "empty_pieces", "Zero-volume pieces [3,0] still reduce", L, 4,
+         {"P_x": (rng(0, 4), [2, 2]), "P_y": ([0, 1], [2, 1])}, [3, 0])
+    case(f, "rank4_2x1x2x2_to_1x1x1x2", "Rank-4 partitions",
+         L, 8, {"P_x": (rng(0, 8), [2, 1, 2, 2]), "P_y": ([2, 5], [1, 1, 1, 2])}, [1, 2, 2, 1])
+    case(f, "world18_6x3_to_1x3", "18 sources reduce into three",
+         L, 18, {"P_x": (rng(0, 18), [6, 3]), "P_y": ([15, 16, 17], [1, 3])}, [2, 3])
+    case(f, "world17_17_to_1", "17 workers reduce onto worker 8", L, 17, {"P_x": (rng(0, 17), [17]), "P_y": ([8], [1])}, [3])
+    case(f, "world11_float32", "11 workers, float32", L, 11, {"P_x": (rng(0, 11), [11]), "P_y": ([10], [1])},
+         [5, 2], dtype="float32")
+    case(f, "transpose_both", "Both flags on a 2x3 -> 2x1 reduction (acts as 3x2 -> 1x2)",
+         L, 8, {"P_x": (rng(0, 6), [2, 3]), "P_y": (rng(6, 8), [2, 1])}, [2, 2],
+         {"transpose_src": True, "transpose_dest": True})
+    # refusals
+    case(f, "refuse_2_to_3", "3 is neither 2 nor 1", L, 5, {"P_x": (rng(0, 2), [2]), "P_y": (rng(2, 5), [3])}, [2],
+         expect=refuse("SumReduce: P_x shape [2] cannot reduce to P_y shape [3] (dimension 0: 2 vs 3)"))
+    case(f, "refuse_dim_py_gt_px", "dim(P_y) > dim(P_x) is not a reduction",
+         L, 4, {"P_x": (rng(0, 2), [2]), "P_y": (rng(2, 4), [1, 2])}, [2],
+         expect=refuse("(P_y has dimension 2 > 1)"))
+    case(f, "refuse_transpose_dest_mismatch", "transpose_dest turns 1x2 into 2x1, which 1x2 cannot reduce to",
+         L, 4, {"P_x": (rng(0, 2), [1, 2]), "P_y": (rng(2, 4), [1, 2])}, [2], {"transpose_dest": True},
+         expect=refuse("P_y shape [1,2] (transposed)"))
+
+
+# --------------------------------------------------------------------------------- AllSumReduce
+def all_sum_reduce_cases():
+    f, L = "all_sum_reduce", "AllSumReduce"
+    case(f, "spec001_2x3x2_axes_0_2", "Spec 001: 2x3x2 all-reduction over dims 0 and 2 (teams {0,1,6,7}, {2,3,8,9}, {4,5,10,11})",
+         L, 12, {"P_x": (rng(0, 12), [2, 3, 2])}, [2, 3], {"axes_reduce": [0, 2]})
+    case(f, "spec001_2x3x2_axes_0_2_float32", "Spec 001 all-reduction in float32",
+         L, 12, {"P_x": (rng(0, 12), [2, 3, 2])}, [2, 3], {"axes_reduce": [0, 2]}, dtype="float32")
+    case(f, "no_axes_identity", "No axes: the identity", L, 4, {"P_x": (rng(0, 4), [2, 2])}, [3], {"axes_reduce": []})
+    case(f, "all_axes", "All axes: every worker gets the sum over P_x",
+         L, 8, {"P_x": (rng(0, 8), [2, 2, 2])}, [2, 2], {"axes_reduce": [0, 1, 2]})
+    case(f, "axis0_of_3x2", "Sum down the columns of a 3x2 partition", L, 6, {"P_x": (rng(0, 6), [3, 2])}, [4],
+         {"axes_reduce": [0]})
+    case(f, "axis1_of_3x2", "Sum along the rows of a 3x2 partition", L, 6, {"P_x": (rng(0, 6), [3, 2])}, [4],
+         {"axes_reduce": [1]})
+    case(f, "axes_listed_out_of_order", "Axes [2, 0] mean the same as [0, 2]",
+         L, 12, {"P_x": (rng(0, 12), [2, 3, 2])}, [2], {"axes_reduce": [2, 0]})
+    case(f, "single_worker", "World of one", L, 1, {"P_x": ([0], [1])}, [2, 3], {"axes_reduce": [0]})
+    case(f, "idle_workers", "P_x on workers 2..7 of 10; the others return their input",
+         L, 10, {"P_x": (rng(2, 8), [2, 3])}, [3, 3], {"axes_reduce": [1]})
+    case(f, "scattered_workers", "P_x on a scattered, reordered set of workers",
+         L, 9, {"P_x": ([8, 1, 6, 3], [2, 2])}, [2, 2], {"axes_reduce": [0]})
+    case(f, "extent1_axis", "Reducing over an axis of extent 1 changes nothing",
+         L, 3, {"P_x": (rng(0, 3), [1, 3])}, [5], {"axes_reduce": [0]})
+    case(f, "rank4_partition", "Rank-4 partition, axes 1 and 3",
+         L, 16, {"P_x": (rng(0, 16), [2, 2, 2, 2])}, [2], {"axes_reduce": [1, 3]})
+    case(f, "world18_3x6_axis1", "World of 18: 3 teams of 6", L, 18, {"P_x": (rng(0, 18), [3, 6])}, [2, 2],
+         {"axes_reduce": [1]})
+    case(f, "world18_2x3x3_axes01", "World of 18: 3 teams of 6 over two axes",
+         L, 18, {"P_x": (rng(0, 18), [2, 3, 3])}, [3], {"axes_reduce": [0, 1]}, dtype="float32")
+    case(f, "world5_all", "5 workers all sum", L, 5, {"P_x": (rng(0, 5), [5])}, [4, 2], {"axes_reduce": [0]})
+    case(f, "world13_partial", "13 of 14 workers", L, 14, {"P_x": (rng(1, 14), [13])}, [2], {"axes_reduce": [0]})
+    case(f, "empty_pieces", "Zero-volume pieces", L, 4, {"P_x": (rng(0, 4), [4])}, [2, 0], {"axes_reduce": [0]})
+    case(f, "float32_2x2", "float32, one axis", L, 4, {"P_x": (rng(0, 4), [2, 2])}, [3, 3], {"axes_reduce": [1]},
+         dtype="float32")
+    # refusals
+    case(f, "refuse_axis_out_of_range", "Axis 2 of a 2-D partition", L, 4, {"P_x": (rng(0, 4), [2, 2])}, [2],
+         {"axes_reduce": [2]}, expect=refuse("AllSumReduce: axis 2 out of range for P_x shape [2,2]"))
+    case(f, "refuse_axis_repeated", "Axis 0 twice", L, 4, {"P_x": (rng(0, 4), [2, 2])}, [2],
+         {"axes_reduce": [0, 0]}, expect=refuse("AllSumReduce: axis 0 repeated in axes_reduce [0,0]"))
+    case(f, "refuse_axis_out_of_range_idle", "Out-of-range axis; idle workers must refuse too",
+         L, 6, {"P_x": (rng(0, 3), [3])}, [2], {"axes_reduce": [1]},
+         expect=refuse("AllSumReduce: axis 1 out of range for P_x shape [3]"))
+
+
+# --------------------------------------------------------------------------------- Repartition
+def repartition_cases():
+    f, L = "repartition", "Repartition"
+    case(f, "spec003_example1_5_to_3", "Spec 003 example 1: 1-D, 5 workers to 3",
+         L, 5, {"P_x": (rng(0, 5), [5]), "P_y": (rng(0, 3), [3])}, [11])
+    case(f, "spec003_example1_5_to_3_disjoint", "Spec 003 example 1 on disjoint workers",
+         L, 8, {"P_x": (rng(0, 5), [5]), "P_y": (rng(5, 8), [3])}, [11])
+    case(f, "spec003_example2_3x4_to_4x2", "Spec 003 example 2: 3x4 to 4x2",
+         L, 12, {"P_x": (rng(0, 12), [3, 4]), "P_y": (rng(0, 8), [4, 2])}, [10, 9])
+    case(f, "spec003_example3_3x2x2_to_1x2x3", "Spec 003 example 3: 3x2x2 to 1x2x3",
+         L, 12, {"P_x": (rng(0, 12), [3, 2, 2]), "P_y": (rng(0, 6), [1, 2, 3])}, [5, 4, 7])
+    case(f, "spec003_example4_scatter_1x1x1_to_1x3x2", "Spec 003 example 4: scatter from one worker to 1x3x2",
+         L, 6, {"P_x": ([0], [1, 1, 1]), "P_y": (rng(0, 6), [1, 3, 2])}, [2, 7, 5])
+    case(f, "spec003_example4_scatter_1x1x1_to_1x2x3", "Spec 003 example 4 (as drawn): scatter to 1x2x3",
+         L, 6, {"P_x": ([0], [1, 1, 1]), "P_y": (rng(0, 6), [1, 2, 3])}, [2, 5, 7])
+    case(f, "spec003_example5_gather_1x3x2_to_1x1x1", "Spec 003 example 5: gather from 1x3x2 to one worker",
+         L, 6, {"P_x": (rng(0, 6), [1, 3, 2]), "P_y": ([0], [1, 1, 1])}, [2, 7, 5])
+    case(f, "spec003_3x3_to_4x4", "Spec 003 sketch: 3x3 to 4x4",
+         L, 16, {"P_x": (rng(0, 9), [3, 3]), "P_y": (rng(0, 16), [4, 4])}, [11, 10])
+    case(f, "spec003_3x3_to_4x4_float32", "Spec 003 sketch in float32",
+         L, 16, {"P_x": (rng(0, 9), [3, 3]), "P_y": (rng(0, 16), [4, 4])}, [11, 10], dtype="float32")
+    case(f, "identity_same_partition", "Identical layouts move no data", L, 4,
+         {"P_x": (rng(0, 4), [2, 2]), "P_y": (rng(0, 4), [2, 2])}, [5, 6])
+    case(f, "identity_single_worker", "World of one", L, 1, {"P_x": ([0], [1, 1]), "P_y": ([0], [1, 1])}, [3, 4])
+    case(f, "rebalance_same_partition", "Unbalanced input on the same partition is rebalanced",
+         L, 3, {"P_x": (rng(0, 3), [3]), "P_y": (rng(0, 3), [3])}, [8], input_split="unbalanced")
+    case(f, "unbalanced_2x2_to_3x1", "Unbalanced 2x2 input (remainders on the first worker of each dimension)",
+         L, 4, {"P_x": (rng(0, 4), [2, 2]), "P_y": (rng(0, 3), [3, 1])}, [7, 5], input_split="unbalanced")
+    case(f, "unbalanced_3x2x1_to_1x2x3", "Unbalanced 3-D input",
+         L, 8, {"P_x": (rng(0, 6), [3, 2, 1]), "P_y": (rng(2, 8), [1, 2, 3])}, [8, 5, 7], input_split="unbalanced")
+    case(f, "balanced_explicit", "input_split given as balanced", L, 6,
+         {"P_x": (rng(0, 6), [6]), "P_y": (rng(0, 4), [4])}, [13], input_split="balanced")
+    case(f, "n_less_than_p_input", "7 workers hold a length-4 dimension: some pieces are empty",
+         L, 7, {"P_x": (rng(0, 7), [7, 1]), "P_y": (rng(0, 2), [2, 1])}, [4, 3])
+    case(f, "n_less_than_p_output", "A length-3 dimension over 5 output workers",
+         L, 5, {"P_x": ([0], [1, 1]), "P_y": (rng(0, 5), [1, 5])}, [2, 3])
+    case(f, "n_less_than_p_both", "Empty pieces on both sides", L, 9,
+         {"P_x": (rng(0, 6), [6]), "P_y": (rng(3, 9), [6])}, [2])
+    case(f, "disjoint_2x2_to_2x2_transposed_data", "Disjoint 2x2 to 2x2 with different workers",
+         L, 8, {"P_x": (rng(0, 4), [2, 2]), "P_y": ([7, 6, 5, 4], [2, 2])}, [5, 5])
+    case(f, "row_to_column", "4x1 rows to 1x4 columns (the all-to-all of spec 003's motivation)",
+         L, 4, {"P_x": (rng(0, 4), [4, 1]), "P_y": (rng(0, 4), [1, 4])}, [4, 4])
+    case(f, "idle_workers", "Workers 0 and 9 idle; P_x and P_y overlap partly",
+         L, 10, {"P_x": (rng(1, 7), [2, 3]), "P_y": (rng(4, 9), [5, 1])}, [6, 6])
+    case(f, "preserve_batch_false", "Input-only workers return {0}",
+         L, 6, {"P_x": (rng(0, 6), [3, 2]), "P_y": ([0, 1], [2, 1])}, [6, 4], {"preserve_batch": False})
+    case(f, "preserve_batch_true", "Input-only workers return {batch, 0}",
+         L, 6, {"P_x": (rng(0, 6), [3, 2]), "P_y": ([0, 1], [2, 1])}, [6, 4], {"preserve_batch": True})
+    case(f, "rank4_tensor", "Rank-4 tensor, 2x1x2x1 to 1x2x1x2",
+         L, 8, {"P_x": (rng(0, 4), [2, 1, 2, 1]), "P_y": (rng(4, 8), [1, 2, 1, 2])}, [3, 4, 5, 3])
+    case(f, "world18_3x6_to_6x3", "World of 18: 3x6 to 6x3", L, 18,
+         {"P_x": (rng(0, 18), [3, 6]), "P_y": (rng(0, 18), [6, 3])}, [9, 8])
+    case(f, "world18_unbalanced_float32", "World of 18, unbalanced input, float32", L, 18,
+         {"P_x": (rng(0, 18), [2, 9]), "P_y": (rng(0, 18), [9, 2])}, [10, 11], input_split="unbalanced",
+         dtype="float32")
+    case(f, "world15_5x3_to_3x5", "World of 15", L, 15, {"P_x": (rng(0, 15), [5, 3]), "P_y": (rng(0, 15), [3, 5])},
+         [7, 7])
+    case(f, "world13_13_to_1", "Gather of 13 pieces onto the last worker", L, 13,
+         {"P_x": (rng(0, 13), [13]), "P_y": ([12], [1])}, [20])
+    case(f, "world14_scatter", "Scatter from worker 13 to 2x7", L, 14,
+         {"P_x": ([13], [1, 1]), "P_y": (rng(0, 14), [2, 7])}, [3, 9], dtype="float32")
+    case(f, "batch_dim_kept", "Only the feature dimension is repartitioned", L, 5,
+         {"P_x": (rng(0, 2), [1, 2]), "P_y": (rng(2, 5), [1, 3])}, [4, 10])
+    # refusals
+    case(f, "refuse_partition_dimensions_differ", "P_x and P_y must have the same dimension",
+         L, 4, {"P_x": (rng(0, 2), [2]), "P_y": (rng(2, 4), [2, 1])}, [4],
+         expect=refuse("Repartition: P_x shape [2] and P_y shape [2,1] differ in dimension (1 vs 2)"))
+    case(f, "refuse_tensor_rank_mismatch", "A 1-D tensor on 2-D partitions (every worker takes part)",
+         L, 2, {"P_x": (rng(0, 2), [2, 1]), "P_y": (rng(0, 2), [1, 2])}, [6],
+         expect=refuse("the tensor must have rank 2"))
+    case(f, "refuse_size1_dimension_split", "A size-1 tensor dimension cannot be split by P_y",
+         L, 2, {"P_x": (rng(0, 2), [1, 2]), "P_y": (rng(0, 2), [2, 1])}, [1, 6],
+         expect=refuse("has extent 1 in dimension 0, which cannot be split over 2 workers of P_y"))
+    case(f, "refuse_size1_dimension_split_3d", "Size-1 middle dimension split over 3 (every worker takes part)",
+         L, 3, {"P_x": (rng(0, 3), [3, 1, 1]), "P_y": (rng(0, 3), [1, 3, 1])}, [6, 1, 2],
+         expect=refuse("has extent 1 in dimension 1, which cannot be split over 3 workers of P_y"))
+
+
+# --------------------------------------------------------------------------------- HaloExchange
+def halo_cases():
+    f, L = "halo_exchange", "HaloExchange"
+
+    def halo(name, desc, ws, workers, shape, x, k, s=None, p=None, d=None, dtype=None, expect="pass"):
+        opts = {"kernel_size": k}
+        if s is not None:
+            opts["stride"] = s
+        if p is not None:
+            opts["padding"] = p
+        if d is not None:
+            opts["dilation"] = d
+        case(f, name, desc, L, ws, {"P_x": (workers, shape)}, x, opts, expect=expect, dtype=dtype)
+
+    halo("k3_p1_1d_4", "1-D, kernel 3, padding 1 on 4 workers: one-element halos", 4, rng(0, 4), [4], [12], 3, p=1)
+    halo("k3_p0_1d_4", "1-D, kernel 3, no padding: the output is shorter, halos are one-sided", 4, rng(0, 4), [4], [12], 3)
+    halo("k1_identity", "Kernel 1, stride 1: every worker needs exactly its own piece", 3, rng(0, 3), [3], [9], 1)
+    halo("k5_p2_1d_3", "Kernel 5, padding 2: two-element halos", 3, rng(0, 3), [3], [12], 5, p=2)
+    halo("stride2_k3_p1", "Stride 2: windows shift relative to the owned pieces", 4, rng(0, 4), [4], [16], 3, s=2, p=1)
+    halo("stride2_k1_negative_halo", "Stride 2, kernel 1: workers need less than they own (negative halos)",
+         4, rng(0, 4), [4], [16], 1, s=2)
+    halo("stride3_k2_p2", "Stride 3, kernel 2, padding 2", 3, rng(0, 3), [3], [14], 2, s=3, p=2)
+    halo("dilation2_k3_p2", "Dilation 2: a kernel of span 5", 4, rng(0, 4), [4], [16], 3, p=2, d=2)
+    halo("dilation3_k3_wider_than_piece", "Dilation 3 on pieces of 2: halos of 3 reach past the neighbour",
+         5, rng(0, 5), [5], [10], 3, p=3, d=3)
+    halo("wide_kernel_wider_than_piece", "Kernel 7, padding 3 on pieces of 2: halos wider than a neighbour's piece",
+         4, rng(0, 4), [4], [8], 7, p=3)
+    halo("wide_kernel_no_padding", "Kernel 7, no padding, pieces of 2", 5, rng(0, 5), [5], [10], 7)
+    halo("kernel_equals_length", "Kernel as long as the input: one output, every worker but one idle",
+         3, rng(0, 3), [3], [6], 6)
+    halo("n_less_than_p", "Length 3 over 5 workers: empty pieces and empty windows", 5, rng(0, 5), [5], [3], 1)
+    halo("n_less_than_p_k3_p1", "Length 4 over 6 workers with a kernel 3", 6, rng(0, 6), [6], [4], 3, p=1)
+    halo("stride_dilation_padding", "Stride 2, dilation 2, padding 3, kernel 4", 4, rng(0, 4), [4], [19], 4, s=2, p=3,
+         d=2)
+    halo("big_padding", "Padding larger than the pieces", 4, rng(0, 4), [4], [8], 3, p=4)
+    halo("single_worker", "One worker: its window is the padded tensor", 1, [0], [1], [7], 3, p=1)
+    halo("single_worker_2d", "One worker, 2-D", 1, [0], [1, 1], [4, 5], [3, 3], p=[1, 1])
+    halo("2d_2x2_k3_p1", "2-D 2x2 partition, 3x3 kernel, padding 1 (corners come from diagonal neighbours)",
+         4, rng(0, 4), [2, 2], [6, 6], 3, p=1)
+    halo("2d_2x3_mixed", "2-D, per-dimension kernel [3,5], stride [1,2], padding [1,2]",
+         6, rng(0, 6), [2, 3], [7, 11], [3, 5], s=[1, 2], p=[1, 2])
+    halo("2d_3x3_dilated", "2-D 3x3 partition, dilation 2", 9, rng(0, 9), [3, 3], [9, 9], 3, p=2, d=2)
+    halo("2d_batch_channel_unsplit", "Batch and channel dimensions unsplit, kernel 1 on them",
+         4, rng(0, 4), [1, 1, 4], [2, 3, 16], [1, 1, 3], p=[0, 0, 1])
+    halo("3d_2x2x2", "3-D 2x2x2 partition, 3x3x3 kernel, padding 1", 8, rng(0, 8), [2, 2, 2], [4, 5, 6], 3, p=1)
+    halo("3d_conv_like", "Conv2d-like: batch 2, channels 2 unsplit, 2x2 spatial, kernel 3 stride 2",
+         4, rng(0, 4), [1, 1, 2, 2], [2, 2, 7, 7], [1, 1, 3, 3], s=[1, 1, 2, 2], p=[0, 0, 1, 1])
+    halo("idle_workers", "P_x on workers 3..6 of 9; the others idle", 9, rng(3, 7), [4], [12], 3, p=1)
+    halo("scattered_workers", "P_x on reordered workers", 6, [5, 0, 3, 1], [2, 2], [6, 5], 3, p=1)
+    halo("float32_2d", "2-D, float32", 6, rng(0, 6), [3, 2], [9, 6], 3, p=1, dtype="float32")
+    halo("float32_wide", "Wide kernel, float32", 4, rng(0, 4), [4], [8], 5, p=2, dtype="float32")
+    halo("world18_3x6", "World of 18: 3x6 partition, 3x3 kernel", 18, rng(0, 18), [3, 6], [9, 14], 3, p=1)
+    halo("world18_1d_wide", "World of 18, 1-D, length 20, kernel 5 dilation 2: halos wider than pieces",
+         18, rng(0, 18), [18], [20], 5, p=4, d=2)
+    halo("world16_4x4_stride2", "World of 16, stride 2", 16, rng(0, 16), [4, 4], [12, 12], 3, s=2, p=1,
+         dtype="float32")
+    halo("world11_1d", "World of 11, 1-D", 11, rng(0, 11), [11], [30], 3, p=1)
+    halo("world10_2x5", "World of 10", 10, rng(0, 10), [2, 5], [5, 12], [3, 3], p=[1, 0])
+    halo("world12_2x2x3", "World of 12, 3-D", 12, rng(0, 12), [2, 2, 3], [4, 4, 6], 3, p=1, d=1)
+    halo("stride_larger_than_kernel", "Stride 3 with kernel 2: input entries nobody reads",
+         4, rng(0, 4), [4], [13], 2, s=3)
+    # refusals
+    halo("refuse_kernel_larger_than_padded_input", "Kernel 7 on a length-4 input with padding 1",
+         2, rng(0, 2), [2], [4], 7, p=1, expect=refuse("kernel does not fit in dimension 0"))
+    halo("refuse_kernel_larger_2d", "Kernel 6 in dimension 1 of a [5,4] input",
+         4, rng(0, 4), [2, 2], [5, 4], [3, 6], expect=refuse("kernel does not fit in dimension 1"))
+    halo("refuse_dilated_kernel_too_wide", "Dilation 4 makes a kernel 3 span 9 > 6",
+         3, rng(0, 3), [3], [6], 3, d=4, expect=refuse("kernel does not fit in dimension 0"))
+    halo("refuse_kernel_zero", "Kernel size 0", 2, rng(0, 2), [2], [6], 0, expect=refuse("must be at least 1"))
+    halo("refuse_stride_zero", "Stride 0", 2, rng(0, 2), [2], [6], 3, s=0, expect=refuse("must be at least 1"))
+    halo("refuse_dilation_zero", "Dilation 0", 2, rng(0, 2), [2], [6], 3, d=0, expect=refuse("must be at least 1"))
+    halo("refuse_partition_tensor_dims", "A 2-D partition for a 3-D tensor", 4, rng(0, 4), [2, 2], [4, 4, 4], 3,
+         expect=refuse("dimensions differ (2 vs 3)"))
+    halo("refuse_partition_tensor_dims_idle", "A 1-D partition for a 2-D tensor, with idle workers",
+         5, rng(0, 3), [3], [6, 6], 1, expect=refuse("dimensions differ (1 vs 2)"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
+    args = parser.parse_args()
+    broadcast_cases()
+    sum_reduce_cases()
+    all_sum_reduce_cases()
+    repartition_cases()
+    halo_cases()
+    names = set()
+    for folder, name, doc in CASES:
+        assert doc["name"] not in names, doc["name"]
+        names.add(doc["name"])
+        os.makedirs(os.path.join(args.out, folder), exist_ok=True)
+        with open(os.path.join(args.out, folder, name + ".json"), "w") as out:
+            json.dump(doc, out, indent=2)
+            out.write("\n")
+    counts = {}
+    for folder, _, _ in CASES:
+        counts[folder] = counts.get(folder, 0) + 1
+    sizes = sorted({doc["world_size"] for _, _, doc in CASES})
+    refused = sum(1 for _, _, doc in CASES if doc["expect"] != "pass")
+    print(f"{len(CASES)} cases ({refused} refusals): {counts}; world sizes {sizes}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+#include "verify/registry.hpp"
+
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace distdl::verify {
+
+void runner_registry::add(layer_runner runner) {
+    DISTDL_REQUIRE(!runner.layer.empty(), "runner_registry: a runner needs a layer name");
+    DISTDL_REQUIRE(runner.make_float && runner.make_double,
+                   "runner_registry: runner for " << runner.layer << " lacks a float or double factory");
+    const std::string name = runner.layer;
+    DISTDL_REQUIRE(runners_.emplace(name, std::move(runner)).second,
+                   "runner_registry: layer " << name << " is registered twice");
+}
+
+const layer_runner* runner_registry::find(const std::string& layer) const {
+    auto it = runners_.find(layer);
+    return it == runners_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> runner_registry::layers() const {
+    std::vector<std::string> names;
+    for (const auto& entry : runners_) names.push_back(entry.first);
+    return names;
+}
+
+const runner_registry& builtin_registry() {
+    static const runner_registry registry = [] {
+        runner_registry r;
+        // The table: one entry per layer.
+        r.add(broadcast_runner());
+        r.add(sum_reduce_runner());
+        r.add(all_sum_reduce_runner());
+        r.add(repartition_runner());
+        r.add(halo_exchange_runner());
+        return r;
+    }();
+    return registry;
+}
+
+const cartesian_partition& case_world::get(const std::string& name) const {
+    auto it = partitions.find(name);
+    DISTDL_REQUIRE(it != partitions.end(), "case_world: the case has no partition " << name);
+    return it->second;
+}
+
+}  // namespace distdl::verify

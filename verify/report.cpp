@@ -1,0 +1,226 @@
+#include "verify/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include "core/error.hpp"
+
+#ifndef DISTDL_SOURCE_DIR
+#define DISTDL_SOURCE_DIR "."
+#endif
+
+namespace distdl::verify {
+
+std::map<std::string, layer_totals> totals_by_layer(const std::vector<case_outcome>& outcomes) {
+    std::map<std::string, layer_totals> totals;
+    for (const auto& o : outcomes) {
+        auto& t = totals[o.layer];
+        if (o.result == verdict::passed) ++t.passed;
+        else if (o.result == verdict::failed) ++t.failed;
+        else ++t.skipped;
+        t.seconds += o.seconds;
+    }
+    return totals;
+}
+
+layer_totals grand_total(const std::vector<case_outcome>& outcomes) {
+    layer_totals total;
+    for (const auto& [layer, t] : totals_by_layer(outcomes)) {
+        total.passed += t.passed;
+        total.failed += t.failed;
+        total.skipped += t.skipped;
+        total.seconds += t.seconds;
+    }
+    return total;
+}
+
+std::string format_error(double e) {
+    if (std::isnan(e)) return "-";
+    if (std::isinf(e)) return "inf";
+    if (e == 0) return "0";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1e", e);
+    return text;
+}
+
+namespace {
+
+std::string format_seconds(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", s);
+    return text;
+}
+
+// The checks' columns of one case, shared by the console and the Markdown report.
+std::string checks_text(const case_outcome& o) {
+    if (o.layer == "(invalid)") return "invalid case file";
+    if (o.result == verdict::skipped) return "skipped: " + o.message;
+    if (o.expects_error) return o.passed() ? "refused as expected" : "expected a refusal";
+    return "fwd " + format_error(o.forward_error) + "  adj " + format_error(o.adjoint_error) + "  dot " +
+           format_error(o.dot_error);
+}
+
+std::string markdown_cell(std::string text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '|') out += "\\|";
+        else if (c == '\n') out += ' ';
+        else out += c;
+    }
+    return out;
+}
+
+std::string git_commit() {
+    for (const std::string& dir : {std::string(DISTDL_SOURCE_DIR), std::string(".")}) {
+        const std::string command = "git -C '" + dir + "' rev-parse --short HEAD 2>/dev/null";
+        if (FILE* pipe = popen(command.c_str(), "r")) {
+            char buffer[128] = {};
+            std::string hash;
+            while (std::fgets(buffer, sizeof buffer, pipe)) hash += buffer;
+            const int status = pclose(pipe);
+            while (!hash.empty() && (hash.back() == '\n' || hash.back() == '\r')) hash.pop_back();
+            if (status == 0 && !hash.empty()) return hash;
+        }
+    }
+    return "unknown";
+}
+
+std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm parts{};
+    gmtime_r(&now, &parts);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+    return text;
+}
+
+}  // namespace
+
+std::string case_line(const case_outcome& o) {
+    std::ostringstream line;
+    line << "[ " << to_string(o.result) << " ] " << std::left << std::setw(52) << o.name;
+    if (o.layer != "(invalid)") line << " ws " << std::right << std::setw(2) << o.world_size << "  " << o.dtype_name;
+    line << "  " << checks_text(o) << "  " << format_seconds(o.seconds) << " s";
+    if (o.result == verdict::failed) line << "\n         " << o.message;
+    return line.str();
+}
+
+void print_summary(std::ostream& out, const run_record& record) {
+    out << "\n" << std::left << std::setw(16) << "layer" << std::right << std::setw(8) << "passed" << std::setw(8) << "failed"
+        << std::setw(9) << "skipped" << std::setw(11) << "time (s)" << "\n";
+    auto row = [&](const std::string& name, const layer_totals& t) {
+        out << std::left << std::setw(16) << name << std::right << std::setw(8) << t.passed << std::setw(8) << t.failed
+            << std::setw(9) << t.skipped << std::setw(11) << format_seconds(t.seconds) << "\n";
+    };
+    for (const auto& [layer, t] : totals_by_layer(record.outcomes)) row(layer, t);
+    row("total", grand_total(record.outcomes));
+    out << "total time " << format_seconds(record.total_seconds) << " s on the " << record.transport << " transport";
+    if (record.transport == "mpi") out << " (" << record.job_ranks << " ranks)";
+    out << "\n";
+    const auto total = grand_total(record.outcomes);
+    if (total.failed > 0) {
+        out << "\nFailed cases:\n";
+        for (const auto& o : record.outcomes)
+            if (o.result == verdict::failed) out << "  " << o.name << ": " << o.message << "\n";
+    }
+}
+
+machine_info describe_machine() {
+    machine_info m;
+    char host[256] = {};
+    m.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+    m.cores = std::thread::hardware_concurrency();
+    m.git_commit = git_commit();
+    return m;
+}
+
+nlohmann::json report_json(const run_record& record, const machine_info& machine) {
+    nlohmann::json layers = nlohmann::json::object();
+    for (const auto& [layer, t] : totals_by_layer(record.outcomes)) {
+        nlohmann::json cases = nlohmann::json::array();
+        for (const auto& o : record.outcomes)
+            if (o.layer == layer) cases.push_back(o);
+        layers[layer] = {{"passed", t.passed}, {"failed", t.failed}, {"skipped", t.skipped}, {"seconds", t.seconds},
+                         {"cases", cases}};
+    }
+    const auto total = grand_total(record.outcomes);
+    return {{"tool", "distdl-verify"},
+            {"generated", utc_now()},
+            {"transport", record.transport},
+            {"job_ranks", record.job_ranks},
+            {"machine", {{"hostname", machine.hostname}, {"cores", machine.cores}}},
+            {"git_commit", machine.git_commit},
+            {"totals",
+             {{"cases", total.passed + total.failed + total.skipped},
+              {"passed", total.passed},
+              {"failed", total.failed},
+              {"skipped", total.skipped},
+              {"case_seconds", total.seconds},
+              {"total_seconds", record.total_seconds}}},
+            {"layers", layers}};
+}
+
+std::string report_markdown(const run_record& record, const machine_info& machine) {
+    std::ostringstream md;
+    const auto total = grand_total(record.outcomes);
+    md << "# distdl verification report\n\n";
+    md << "- generated: " << utc_now() << "\n";
+    md << "- transport: " << record.transport;
+    if (record.transport == "mpi") md << " (" << record.job_ranks << " ranks)";
+    md << "\n- machine: " << machine.hostname << ", " << machine.cores << " cores\n";
+    md << "- git commit: " << machine.git_commit << "\n";
+    md << "- cases: " << total.passed + total.failed + total.skipped << " — " << total.passed << " passed, "
+       << total.failed << " failed, " << total.skipped << " skipped\n";
+    md << "- total time: " << format_seconds(record.total_seconds) << " s\n\n";
+    md << "Errors: `fwd`, `adj` = largest relative error of the forward and adjoint pieces against the serial "
+          "reference (data movement must be exactly 0); `dot` = adjoint dot-product test "
+          "(limit 1e-13 double, 1e-5 float).\n\n";
+    md << "## Summary\n\n| layer | passed | failed | skipped | time (s) |\n| --- | ---: | ---: | ---: | ---: |\n";
+    for (const auto& [layer, t] : totals_by_layer(record.outcomes))
+        md << "| " << layer << " | " << t.passed << " | " << t.failed << " | " << t.skipped << " | "
+           << format_seconds(t.seconds) << " |\n";
+    md << "| **total** | " << total.passed << " | " << total.failed << " | " << total.skipped << " | "
+       << format_seconds(total.seconds) << " |\n";
+    for (const auto& [layer, t] : totals_by_layer(record.outcomes)) {
+        md << "\n## " << layer << "\n\n| case | world size | dtype | fwd | adj | dot | time (s) | verdict |\n"
+           << "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |\n";
+        for (const auto& o : record.outcomes) {
+            if (o.layer != layer) continue;
+            std::string verdict_text = to_string(o.result);
+            if (o.expects_error && o.passed()) verdict_text += " (refused: " + o.message + ")";
+            else if (!o.passed()) verdict_text += ": " + o.message;
+            md << "| " << markdown_cell(o.name) << " | " << o.world_size << " | " << o.dtype_name << " | "
+               << format_error(o.forward_error) << " | " << format_error(o.adjoint_error) << " | "
+               << format_error(o.dot_error) << " | " << format_seconds(o.seconds) << " | " << markdown_cell(verdict_text)
+               << " |\n";
+        }
+    }
+    return md.str();
+}
+
+void write_reports(const std::string& dir, const run_record& record) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    DISTDL_REQUIRE_AS(!ec, error, "cannot create the report folder " << dir << ": " << ec.message());
+    const machine_info machine = describe_machine();
+    const auto write = [&](const std::string& name, const std::string& text) {
+        const fs::path path = fs::path(dir) / name;
+        std::ofstream out(path);
+        out << text;
+        out.close();
+        DISTDL_REQUIRE_AS(out.good(), error, "cannot write " << path.string());
+    };
+    write("verify.md", report_markdown(record, machine));
+    write("verify.json", report_json(record, machine).dump(2) + "\n");
+}
+
+}  // namespace distdl::verify
