@@ -24,8 +24,11 @@ shape_t effective_coords(const shape_t& coords, bool transposed, std::size_t dim
     return e;
 }
 
+// A partition's effective shape: reversed when transposed, then padded on the left with ones.
 shape_t effective_shape(const shape_t& shape, bool transposed, std::size_t dim) {
-    return effective_coords(shape, transposed, dim);
+    shape_t e = effective_coords(shape, transposed, dim);
+    std::fill(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(dim - shape.size()), 1);
+    return e;
 }
 
 // Key pairing workers of two partitions (DESIGN §3): the flat index over the matched

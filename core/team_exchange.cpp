@@ -112,11 +112,14 @@ tensor<T> copy_out(const partition& provide, const partition& obtain, bool provi
         if (provide.size() > 1) send_copy(provide, y, layer, scratch);
         return y;
     }
-    tensor<T> y;
-    if (gives && (provide_first || !gets)) send_copy(provide, x, layer, scratch);
-    if (gets) y = receive_copy(obtain, layer, scratch);
-    if (gives && !provide_first && gets) send_copy(provide, x, layer, scratch);
-    return gets ? y : idle_output(x, gives, preserve_batch);
+    if (!gets) {
+        if (gives) send_copy(provide, x, layer, scratch);
+        return idle_output(x, gives, preserve_batch);
+    }
+    if (gives && provide_first) send_copy(provide, x, layer, scratch);
+    tensor<T> y = receive_copy(obtain, layer, scratch);
+    if (gives && !provide_first) send_copy(provide, x, layer, scratch);
+    return y;
 }
 
 template <class T>
@@ -135,19 +138,19 @@ tensor<T> sum_in(const partition& provide, const partition& obtain, bool provide
         agree_on_shape(provide, &x, layer, scratch);
         provide.comm()->reduce_sum(x.data(), nullptr, x.size(), dtype_of<T>(), 0);
     };
-    tensor<T> y;
-    auto get = [&] {
-        DISTDL_REQUIRE(obtain.rank() == 0, layer << ": internal error: the destination is rank " << obtain.rank()
-                                                 << " of its team, not rank 0");
-        y = tensor<T>(agree_on_shape<T>(obtain, nullptr, layer, scratch));
-        // A destination outside the sum contributes zeros (the interface has no in-place reduce).
-        if (scratch.zeros.size() < y.size()) scratch.zeros.assign(y.size(), T(0));
-        obtain.comm()->reduce_sum(scratch.zeros.data(), y.data(), y.size(), dtype_of<T>(), 0);
-    };
-    if (gives && (provide_first || !gets)) give();
-    if (gets) get();
-    if (gives && !provide_first && gets) give();
-    return gets ? y : idle_output(x, gives, preserve_batch);
+    if (!gets) {
+        if (gives) give();
+        return idle_output(x, gives, preserve_batch);
+    }
+    if (gives && provide_first) give();
+    DISTDL_REQUIRE(obtain.rank() == 0, layer << ": internal error: the destination is rank " << obtain.rank()
+                                             << " of its team, not rank 0");
+    tensor<T> y(agree_on_shape<T>(obtain, nullptr, layer, scratch));
+    // A destination outside the sum contributes zeros (the interface has no in-place reduce).
+    if (scratch.zeros.size() < y.size()) scratch.zeros.assign(y.size(), T(0));
+    obtain.comm()->reduce_sum(scratch.zeros.data(), y.data(), y.size(), dtype_of<T>(), 0);
+    if (gives && !provide_first) give();
+    return y;
 }
 
 template <class T>

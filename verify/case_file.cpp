@@ -16,6 +16,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int max_world_size = 4096;
+constexpr std::size_t max_x_volume = std::size_t{1} << 22;
 
 std::string join(const std::vector<std::string>& items) {
     std::string out;
@@ -74,6 +75,10 @@ class validator {
         spec_.world_size = ws.get<int>();
 
         spec_.x_shape = shape(doc.at("x_shape"), "x_shape", 0);
+        // Every worker builds every piece: keep a typo from exhausting memory.
+        if (volume(spec_.x_shape) > max_x_volume)
+            fail("x_shape", format_list(spec_.x_shape) + " has " + std::to_string(volume(spec_.x_shape)) +
+                                " elements; cases are limited to " + std::to_string(max_x_volume));
         partitions(doc.at("partitions"));
         options(doc.contains("options") ? doc.at("options") : json::object());
 

@@ -18,6 +18,6 @@ template <class T>
 tensor<T> random_tensor(const shape_t& shape, std::uint64_t seed);
 
 // Purposes for derive_seed.
-enum seed_purpose : std::uint64_t { input_data = 1, adjoint_probe = 2, extra = 3 };
+enum seed_purpose : std::uint64_t { input_data = 1, adjoint_probe = 2, parameter_data = 3 };
 
 }  // namespace distdl::verify

@@ -26,15 +26,20 @@ std::vector<std::string> runner_registry::layers() const {
     return names;
 }
 
+// The table: one entry per layer, each defined in its runner file (verify/runners/). An
+// explicit table rather than self-registering statics, which a static library would drop.
+layer_runner broadcast_runner();
+layer_runner sum_reduce_runner();
+layer_runner all_sum_reduce_runner();
+layer_runner repartition_runner();
+layer_runner halo_exchange_runner();
+
 const runner_registry& builtin_registry() {
     static const runner_registry registry = [] {
         runner_registry r;
-        // The table: one entry per layer.
-        r.add(broadcast_runner());
-        r.add(sum_reduce_runner());
-        r.add(all_sum_reduce_runner());
-        r.add(repartition_runner());
-        r.add(halo_exchange_runner());
+        for (auto entry : {broadcast_runner, sum_reduce_runner, all_sum_reduce_runner, repartition_runner,
+                           halo_exchange_runner})
+            r.add(entry());
         return r;
     }();
     return registry;

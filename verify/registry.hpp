@@ -1,6 +1,6 @@
 #pragma once
-// The runner registry: layer name -> layer_runner. Adding a layer to the harness is one
-// line in builtin_registry() (registry.cpp) plus the layer's runner file.
+// The runner registry: layer name -> layer_runner. Adding a layer to the harness is its
+// runner file in verify/runners/ plus one entry in the table of registry.cpp.
 #include <map>
 #include <string>
 #include <vector>
@@ -21,14 +21,7 @@ class runner_registry {
     std::map<std::string, layer_runner> runners_;
 };
 
-// Every layer this build can verify.
+// Every layer this build can verify (the table is in registry.cpp).
 const runner_registry& builtin_registry();
-
-// The runner files' entries (one per layer).
-layer_runner broadcast_runner();
-layer_runner sum_reduce_runner();
-layer_runner all_sum_reduce_runner();
-layer_runner repartition_runner();
-layer_runner halo_exchange_runner();
 
 }  // namespace distdl::verify

@@ -294,3 +294,14 @@ DISTDL_CHECK(equality_is_same_world_team_order_and_shape, world_size >= 2) {
     DCHECK(a.create_cartesian_topology_partition({2, 1}) == a.create_cartesian_topology_partition({2, 1}));
     DCHECK(a.create_cartesian_topology_partition({2, 1}) != a.create_cartesian_topology_partition({1, 2}));
 }
+
+DISTDL_CHECK(partitions_of_lower_dimension_are_padded_with_ones, world_size >= 6) {
+    // [3] -> [2,3]: P_x is read as [1,3]; worker i feeds column i.
+    const auto W = partition::world(world);
+    const auto P_x = W.create_partition_inclusive({0, 1, 2}).create_cartesian_topology_partition({3});
+    const auto P_y = W.create_partition_inclusive({0, 1, 2, 3, 4, 5}).create_cartesian_topology_partition({2, 3});
+    const auto roles = P_x.create_broadcast_partition_to(P_y);
+    if (world->rank() < 3) DCHECK_EQ(roles.send.members(), (std::vector<int>{world->rank(), world->rank() + 3}));
+    const auto back = P_y.create_reduction_partition_to(P_x);
+    if (world->rank() < 6) DCHECK_EQ(back.send.members().front(), world->rank() % 3);
+}

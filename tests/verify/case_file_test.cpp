@@ -51,6 +51,7 @@ const std::map<std::string, std::string> expected_errors = {
     {"expect_empty_error", "expect.error: expected a non-empty string, got the string \"\""},
     {"seed_negative", "seed: expected a non-negative integer, got the integer -1"},
     {"x_shape_negative", "x_shape[1]: expected a non-negative integer, got the integer -3"},
+    {"x_shape_too_big", "x_shape: [4096,4096,2] has 33554432 elements; cases are limited to 4194304"},
     {"x_shape_empty", "x_shape: expected a non-empty list of integers, got a list of 0"},
     {"duplicate_key", "options.transpose_src: duplicate key"},
 };

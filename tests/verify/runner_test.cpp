@@ -173,7 +173,7 @@ TEST(runner, hang_past_the_time_limit_fails) {
     const auto out = run_sim(test_case("Sleeper", 2), 0.2);
     EXPECT_FALSE(out.passed());
     EXPECT_NE(out.message.find("exceeded the time limit"), std::string::npos) << out.message;
-    EXPECT_EQ(abandoned_simulator_cases(), 1);
+    EXPECT_GE(abandoned_simulator_cases(), 1);
     // Let the abandoned ranks finish before the process ends.
     std::this_thread::sleep_for(std::chrono::milliseconds(2000));
 }
