@@ -10,6 +10,13 @@
 #include "tests/common/checks.hpp"
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--help") {
+        std::printf("usage: mpiexec -n N %s [FILTER]\n\nRuns every registered check that accepts a world of N ranks (and whose name\n"
+                    "contains FILTER) on MPI_COMM_WORLD. A failing rank prints its failure and aborts the\n"
+                    "job; otherwise rank 0 prints one line per check and a closing count.\n",
+                    argv[0]);
+        return EXIT_SUCCESS;
+    }
     distdl::mpi::environment env(argc, argv);
     auto world = distdl::mpi::world_communicator();
     const int n = world->size();
