@@ -77,7 +77,7 @@ class communicator {
     void wait_all(std::vector<request>& requests);
 
     void broadcast(void* buf, std::size_t count, dtype type, int root);
-    // recv is only written (and may be null) on non-root ranks.
+    // recv is only written on the root (and may be null on the other ranks).
     void reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root);
     void all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type);
     // recv holds size() * count elements, rank r's block at r * count.

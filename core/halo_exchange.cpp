@@ -6,6 +6,7 @@
 
 #include "core/box_copy.hpp"
 #include "core/decomposition.hpp"
+#include "core/dtype_agreement.hpp"
 #include "core/error.hpp"
 
 // How it works. The layout is static (global shape and geometry are given at construction),
@@ -180,6 +181,7 @@ void halo_exchange<T>::state::plan() {
 
 template <class T>
 halo_exchange<T>::halo_exchange(const cartesian_partition& P_x, shape_t global_shape, kernel_geometry geometry) {
+    detail::require_same_dtype(*P_x.world_comm(), dtype_of<T>(), "HaloExchange");
     const std::size_t dim = global_shape.size();
     const auto describe = [&]() {
         return "HaloExchange on P_x shape " + format_list(P_x.shape()) + " with global shape " +

@@ -133,6 +133,13 @@ bool partition::operator==(const partition& other) const {
 
 // ---------------------------------------------------------------- cartesian_partition
 
+void cartesian_partition::require_known_team(const char* what) const {
+    DISTDL_REQUIRE_AS(members_.size() == volume(shape_), partition_error,
+                      what << ": a partition of shape " << format_list(shape_) << " names " << members_.size()
+                           << " workers on world rank " << world_->rank()
+                           << " (a per-team partition held by a worker outside its team)");
+}
+
 shape_t cartesian_partition::index() const { return active() ? cartesian_index(rank()) : shape_t{}; }
 
 shape_t cartesian_partition::cartesian_index(int rank) const {
@@ -271,6 +278,8 @@ static exchange_partitions connect_plan(const std::shared_ptr<communicator>& wor
 exchange_partitions cartesian_partition::create_broadcast_partition_to(const cartesian_partition& dest,
                                                                        bool transpose_src, bool transpose_dest) const {
     require_same_world(dest, "create_broadcast_partition_to");
+    require_known_team("Broadcast");
+    dest.require_known_team("Broadcast");
     const auto src_desc = describe("P_x", shape_, transpose_src);
     const auto dest_desc = describe("P_y", dest.shape_, transpose_dest);
     DISTDL_REQUIRE_AS(shape_.size() <= dest.shape_.size(), partition_error,
@@ -293,6 +302,8 @@ exchange_partitions cartesian_partition::create_broadcast_partition_to(const car
 exchange_partitions cartesian_partition::create_reduction_partition_to(const cartesian_partition& dest,
                                                                        bool transpose_src, bool transpose_dest) const {
     require_same_world(dest, "create_reduction_partition_to");
+    require_known_team("SumReduce");
+    dest.require_known_team("SumReduce");
     const auto src_desc = describe("P_x", shape_, transpose_src);
     const auto dest_desc = describe("P_y", dest.shape_, transpose_dest);
     DISTDL_REQUIRE_AS(dest.shape_.size() <= shape_.size(), partition_error,

@@ -2,7 +2,9 @@
 // Partitions (spec 001): an ordered team of workers drawn from one world, and the
 // Cartesian partition that arranges such a team on a grid. Every worker of the world holds
 // every partition object; a worker outside the team holds an inactive partition, which still
-// knows its members and shape but has no communicator.
+// knows its shape and, for partitions made by create_partition_inclusive / _union /
+// create_cartesian_topology_partition, its members. The per-team partitions (subtopology,
+// all-reduction, broadcast and reduction teams) name no members on workers outside them.
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -111,6 +113,8 @@ class cartesian_partition : public partition {
 
   private:
     using partition::partition;
+    // Refuses a partition whose members this worker does not know (see the top of this file).
+    void require_known_team(const char* what) const;
     friend class partition;
 };
 

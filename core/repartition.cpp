@@ -9,6 +9,7 @@
 #include "core/box_copy.hpp"
 #include "core/decomposition.hpp"
 #include "core/error.hpp"
+#include "core/dtype_agreement.hpp"
 
 // How it works. Every worker of the world builds the module; only the workers of the union
 // of P_x and P_y take part in a call. Each call first all-gathers the local input shapes over
@@ -28,7 +29,6 @@ constexpr std::size_t max_rank = 16;
 
 // What one union worker contributes to the shape exchange.
 struct shape_record {
-    std::uint64_t in_x = 0;  // 1 when the worker belongs to P_x (and so holds an input piece)
     std::uint64_t rank = 0;  // rank of its local input
     std::uint64_t extent[max_rank] = {};
 };
@@ -52,11 +52,7 @@ int index_of(const std::vector<int>& list, int value) {
     return it == list.end() ? -1 : static_cast<int>(it - list.begin());
 }
 
-shape_t start_relative(const index_box& box, const index_box& origin) {
-    shape_t s(box.rank());
-    for (std::size_t d = 0; d < box.rank(); ++d) s[d] = box.start[d] - origin.start[d];
-    return s;
-}
+shape_t start_relative(const index_box& box, const index_box& origin) { return relative_to(box, origin).start; }
 
 // Zero-volume result of a worker outside both partitions: it never learns the global shape,
 // so it keeps the batch extent of its own (zero-volume) argument.
@@ -117,7 +113,6 @@ template <class T>
 void repartition<T>::state::exchange_and_plan(const tensor<T>& x) {
     shape_record mine;
     if (x_rank >= 0) {
-        mine.in_x = 1;
         mine.rank = x.dimension();
         for (std::size_t d = 0; d < std::min(x.dimension(), max_rank); ++d) mine.extent[d] = x.shape()[d];
     }
@@ -270,6 +265,7 @@ void repartition<T>::state::move(bool forward, const T* src, T* dst) {
 template <class T>
 repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_partition& P_y,
                             repartition_options options) {
+    detail::require_same_dtype(*P_x.world_comm(), dtype_of<T>(), "Repartition");
     DISTDL_REQUIRE_AS(P_x.dim() == P_y.dim(), partition_error,
                       "Repartition: P_x shape " << format_list(P_x.shape()) << " and P_y shape "
                                                 << format_list(P_y.shape()) << " differ in dimension ("

@@ -1,9 +1,9 @@
 #include "core/team_exchange.hpp"
 
 #include <algorithm>
-#include <map>
 #include <sstream>
 
+#include "core/dtype_agreement.hpp"
 #include "core/error.hpp"
 
 namespace distdl::detail {
@@ -24,9 +24,6 @@ void encode_header(std::vector<std::uint64_t>& words, const tensor<T>* x) {
     if (x->dimension() <= max_header_rank) std::copy(x->shape().begin(), x->shape().end(), words.begin() + 3);
 }
 
-std::string dtype_name(std::uint64_t code) {
-    return code <= static_cast<std::uint64_t>(dtype::byte) ? to_string(static_cast<dtype>(code)) : "unknown";
-}
 
 // The shape a header describes; throws when it cannot be this worker's element type or rank.
 template <class T>
@@ -159,17 +156,6 @@ tensor<T> all_sum(const partition& team, const tensor<T>& x, const char* layer, 
     tensor<T> y(agree_on_shape(team, &x, layer, scratch));
     team.comm()->all_reduce_sum(x.data(), y.data(), y.size(), dtype_of<T>());
     return y;
-}
-
-void require_same_dtype(communicator& world, dtype mine, const char* layer) {
-    const auto codes = world.all_gather<std::uint64_t>(static_cast<std::uint64_t>(mine));
-    if (std::all_of(codes.begin(), codes.end(), [&](std::uint64_t c) { return c == codes.front(); })) return;
-    std::map<std::uint64_t, std::vector<int>> ranks_by_type;
-    for (std::size_t r = 0; r < codes.size(); ++r) ranks_by_type[codes[r]].push_back(static_cast<int>(r));
-    std::ostringstream msg;
-    msg << layer << ": workers disagree on the element type:";
-    for (const auto& [code, ranks] : ranks_by_type) msg << " " << dtype_name(code) << " on world ranks " << format_list(ranks);
-    throw invalid_argument(msg.str());
 }
 
 #define DISTDL_TEAM_EXCHANGE_INSTANTIATE(T)                                                                       \

@@ -16,7 +16,7 @@
 // no two workers wait on each other in a cycle). When both teams are the same, the worker is
 // rank 0 of it and its own tensor takes part. Outputs:
 //   - obtain active: the received tensor (a fresh tensor, never x's storage);
-//   - only provide active: zero-volume {batch} / {batch, 0} per preserve_batch, batch = x's
+//   - only provide active: zero-volume {0}, or {batch, 0} with preserve_batch, batch = x's
 //     first extent;
 //   - neither: a copy of x (which should be zero-volume).
 #include <cstddef>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/communicator.hpp"
+#include "core/dtype_agreement.hpp"
 #include "core/partition.hpp"
 #include "core/tensor.hpp"
 
@@ -53,9 +54,5 @@ tensor<T> sum_in(const partition& provide, const partition& obtain, bool provide
 
 template <class T>
 tensor<T> all_sum(const partition& team, const tensor<T>& x, const char* layer, exchange_scratch<T>& scratch);
-
-// Collective over every rank of `world`: throws invalid_argument, identically everywhere,
-// when the ranks constructed `layer` with different element types.
-void require_same_dtype(communicator& world, dtype mine, const char* layer);
 
 }  // namespace distdl::detail

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/error.hpp"
+
 #include <xtensor/xarray.hpp>
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
@@ -19,10 +21,13 @@ using tensor = xt::xarray<T, xt::layout_type::row_major>;
 
 using shape_t = std::vector<std::size_t>;
 
-// Number of elements of a shape (1 for rank 0).
+// Number of elements of a shape (1 for rank 0); a product beyond std::size_t is an error,
+// never a wrapped-around count.
 inline std::size_t volume(const shape_t& shape) {
     std::size_t v = 1;
-    for (auto s : shape) v *= s;
+    for (auto s : shape)
+        DISTDL_REQUIRE(!__builtin_mul_overflow(v, s, &v), "shape " << format_list(shape) << " has more elements than "
+                                                                       "std::size_t can count");
     return v;
 }
 

@@ -1,5 +1,6 @@
 #include "reference/halo_exchange.hpp"
 
+#include "core/decomposition.hpp"
 #include "core/error.hpp"
 #include "reference/repartition.hpp"
 
@@ -40,26 +41,11 @@ void check_geometry(const shape_t& global_shape, const shape_t& parts, const std
                                                                                << format_list(global_shape));
 }
 
-std::size_t grid_volume(const shape_t& parts) {
-    std::size_t v = 1;
-    for (auto q : parts) v *= q;
-    return v;
-}
-
-shape_t grid_index(std::size_t r, const shape_t& parts) {
-    shape_t index(parts.size());
-    for (std::size_t e = parts.size(); e-- > 0;) {
-        index[e] = r % parts[e];
-        r /= parts[e];
-    }
-    return index;
-}
-
 // Slices of worker r's window in the zero-padded global tensor.
 xt::xstrided_slice_vector window_slices(const shape_t& global_shape, const shape_t& parts, std::size_t r,
                                         const std::vector<std::size_t>& k, const std::vector<std::size_t>& s,
                                         const std::vector<std::size_t>& p, const std::vector<std::size_t>& d) {
-    const shape_t c = grid_index(r, parts);
+    const shape_t c = unravel_index(r, parts);
     xt::xstrided_slice_vector slices;
     for (std::size_t e = 0; e < global_shape.size(); ++e) {
         const halo_window w = halo_window_of(global_shape[e], parts[e], c[e], k[e], s[e], p[e], d[e]);
@@ -93,7 +79,7 @@ std::vector<tensor<T>> halo_exchange(const tensor<T>& global, const shape_t& P_x
     tensor<T> padded = xt::zeros<T>(padded_shape(global_shape, padding));
     xt::strided_view(padded, interior_slices(global_shape, padding)) = global;
     std::vector<tensor<T>> windows;
-    for (std::size_t r = 0; r < grid_volume(P_x_shape); ++r)
+    for (std::size_t r = 0; r < volume(P_x_shape); ++r)
         windows.emplace_back(xt::strided_view(
             padded, window_slices(global_shape, P_x_shape, r, kernel_size, stride, padding, dilation)));
     return windows;
@@ -107,7 +93,7 @@ std::vector<tensor<T>> halo_exchange_adjoint(const std::vector<tensor<T>>& windo
                                              const std::vector<std::size_t>& padding,
                                              const std::vector<std::size_t>& dilation) {
     check_geometry(global_shape, P_x_shape, kernel_size, stride, padding, dilation);
-    DISTDL_REQUIRE(windows.size() == grid_volume(P_x_shape),
+    DISTDL_REQUIRE(windows.size() == volume(P_x_shape),
                    "ref::halo_exchange_adjoint: " << windows.size() << " windows for partition shape "
                                                   << format_list(P_x_shape));
     tensor<T> padded = xt::zeros<T>(padded_shape(global_shape, padding));

@@ -1,5 +1,6 @@
 #include "reference/repartition.hpp"
 
+#include "core/decomposition.hpp"
 #include "core/error.hpp"
 
 namespace distdl::ref {
@@ -13,25 +14,6 @@ std::vector<std::size_t> split_sizes(std::size_t n, std::size_t parts, split_kin
     return sizes;
 }
 
-namespace {
-
-// Flat worker number -> grid index (row-major).
-shape_t grid_index(std::size_t r, const shape_t& parts) {
-    shape_t index(parts.size());
-    for (std::size_t d = parts.size(); d-- > 0;) {
-        index[d] = r % parts[d];
-        r /= parts[d];
-    }
-    return index;
-}
-
-std::size_t grid_volume(const shape_t& parts) {
-    std::size_t v = 1;
-    for (auto p : parts) v *= p;
-    return v;
-}
-
-}  // namespace
 
 template <class T>
 std::vector<tensor<T>> split(const tensor<T>& global, const shape_t& parts, split_kind kind) {
@@ -45,8 +27,8 @@ std::vector<tensor<T>> split(const tensor<T>& global, const shape_t& parts, spli
         for (std::size_t i = 1; i < parts[d]; ++i) starts[d][i] = starts[d][i - 1] + sizes[d][i - 1];
     }
     std::vector<tensor<T>> pieces;
-    for (std::size_t r = 0; r < grid_volume(parts); ++r) {
-        const shape_t c = grid_index(r, parts);
+    for (std::size_t r = 0; r < volume(parts); ++r) {
+        const shape_t c = unravel_index(r, parts);
         xt::xstrided_slice_vector slices;
         for (std::size_t d = 0; d < dim; ++d)
             slices.push_back(xt::range(starts[d][c[d]], starts[d][c[d]] + sizes[d][c[d]]));
@@ -58,14 +40,14 @@ std::vector<tensor<T>> split(const tensor<T>& global, const shape_t& parts, spli
 template <class T>
 tensor<T> assemble(const std::vector<tensor<T>>& pieces, const shape_t& parts) {
     const std::size_t dim = parts.size();
-    DISTDL_REQUIRE(pieces.size() == grid_volume(parts), "ref::assemble: " << pieces.size()
+    DISTDL_REQUIRE(pieces.size() == volume(parts), "ref::assemble: " << pieces.size()
                                                                           << " pieces for partition shape "
                                                                           << format_list(parts));
     // Extent of each grid slab, read from the first worker of the slab and checked on all.
     std::vector<std::vector<std::size_t>> sizes(dim);
     for (std::size_t d = 0; d < dim; ++d) sizes[d].assign(parts[d], 0);
     for (std::size_t r = 0; r < pieces.size(); ++r) {
-        const shape_t c = grid_index(r, parts);
+        const shape_t c = unravel_index(r, parts);
         DISTDL_REQUIRE(pieces[r].dimension() == dim, "ref::assemble: piece " << r << " has shape "
                                                                              << format_list(shape_of(pieces[r])));
         for (std::size_t d = 0; d < dim; ++d) {
@@ -87,7 +69,7 @@ tensor<T> assemble(const std::vector<tensor<T>>& pieces, const shape_t& parts) {
     }
     tensor<T> global(global_shape);
     for (std::size_t r = 0; r < pieces.size(); ++r) {
-        const shape_t c = grid_index(r, parts);
+        const shape_t c = unravel_index(r, parts);
         xt::xstrided_slice_vector slices;
         for (std::size_t d = 0; d < dim; ++d) {
             DISTDL_REQUIRE(pieces[r].shape()[d] == sizes[d][c[d]],

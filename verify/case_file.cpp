@@ -18,6 +18,18 @@ using json = nlohmann::json;
 constexpr int max_world_size = 4096;
 constexpr std::size_t max_x_volume = std::size_t{1} << 22;
 
+// Product of the extents, or limit + 1 as soon as it exceeds limit (so it never wraps around).
+std::size_t bounded_volume(const shape_t& shape, std::size_t limit) {
+    for (auto e : shape)
+        if (e == 0) return 0;
+    std::size_t v = 1;
+    for (auto e : shape) {
+        if (v > limit / e) return limit + 1;
+        v *= e;
+    }
+    return v;
+}
+
 std::string join(const std::vector<std::string>& items) {
     std::string out;
     for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
@@ -76,9 +88,9 @@ class validator {
 
         spec_.x_shape = shape(doc.at("x_shape"), "x_shape", 0);
         // Every worker builds every piece: keep a typo from exhausting memory.
-        if (volume(spec_.x_shape) > max_x_volume)
-            fail("x_shape", format_list(spec_.x_shape) + " has " + std::to_string(volume(spec_.x_shape)) +
-                                " elements; cases are limited to " + std::to_string(max_x_volume));
+        if (bounded_volume(spec_.x_shape, max_x_volume) > max_x_volume)
+            fail("x_shape", format_list(spec_.x_shape) + " has more than " + std::to_string(max_x_volume) +
+                                " elements, the limit for cases");
         partitions(doc.at("partitions"));
         options(doc.contains("options") ? doc.at("options") : json::object());
 
@@ -160,8 +172,12 @@ class validator {
         partition_spec out;
         out.workers = workers(value.at("workers"), child(path, "workers"));
         out.shape = shape(value.at("shape"), child(path, "shape"), 1);
-        if (volume(out.shape) != out.workers.size())
-            fail(child(path, "shape"), format_list(out.shape) + " has " + std::to_string(volume(out.shape)) +
+        const auto world_limit = static_cast<std::size_t>(max_world_size);
+        const std::size_t holds = bounded_volume(out.shape, world_limit);
+        if (holds != out.workers.size())
+            fail(child(path, "shape"), format_list(out.shape) + " holds " +
+                                           (holds > world_limit ? "more than " + std::to_string(world_limit)
+                                                                : std::to_string(holds)) +
                                            " workers, but \"workers\" lists " + std::to_string(out.workers.size()));
         return out;
     }

@@ -91,7 +91,11 @@ case_outcome judge(const case_spec& spec, std::vector<worker_result> results) {
         out.adjoint_error = worst(out.adjoint_error, r.adjoint_error);
         total += r.terms;  // rank order: the same sum on every transport
     }
-    if (!every_rank_ran) return out;
+    if (!every_rank_ran) {
+        // Never a pass: without every rank's share the dot-product test was not done.
+        if (out.passed()) fail("a rank did not complete the checks (no error text was given)");
+        return out;
+    }
     out.dot_error = adjoint_error(total);
     const double tolerance = adjoint_tolerance(spec.type);
     if (!(out.dot_error <= tolerance)) {

@@ -305,3 +305,17 @@ DISTDL_CHECK(partitions_of_lower_dimension_are_padded_with_ones, world_size >= 6
     const auto back = P_y.create_reduction_partition_to(P_x);
     if (world->rank() < 6) DCHECK_EQ(back.send.members().front(), world->rank() % 3);
 }
+
+DISTDL_CHECK(per_team_partitions_of_outsiders_are_refused_not_crashed, world_size >= 3) {
+    // Rows of a 2x1 grid on workers {0,1}: worker 2 holds a row partition that names no team.
+    const auto W = partition::world(world);
+    const auto grid = W.create_partition_inclusive({0, 1}).create_cartesian_topology_partition({2, 1});
+    const auto row = grid.create_cartesian_subtopology_partition({false, true});
+    const auto dest = W.create_cartesian_topology_partition({static_cast<std::size_t>(world->size())});
+    if (world->rank() >= 2) {
+        DCHECK(!row.active());
+        DCHECK_EQ(row.shape(), shape_t{1});
+        DCHECK_THROWS(row.create_broadcast_partition_to(dest), partition_error, "outside its team");
+        DCHECK_THROWS(dest.create_reduction_partition_to(row), partition_error, "outside its team");
+    }
+}
