@@ -14,19 +14,12 @@
 #include <vector>
 
 #include "simulator/run.hpp"
+#include "tests/simulator/sim_test_util.hpp"
 
 namespace {
 
-using distdl::communicator;
-using distdl::request;
-using comm_ptr = std::shared_ptr<communicator>;
+using namespace sim_test;
 namespace sim = distdl::sim;
-
-void wait_one(const comm_ptr& c, request r) {
-    std::vector<request> reqs;
-    reqs.push_back(std::move(r));
-    c->wait_all(reqs);
-}
 
 // Runs sim::run(n, body) on a helper thread and returns the deadlock message. If the run does
 // not finish within the guard the test binary stops (a hung world cannot be cancelled), and a

@@ -10,19 +10,12 @@
 #include <vector>
 
 #include "simulator/run.hpp"
+#include "tests/simulator/sim_test_util.hpp"
 
 namespace {
 
-using distdl::communicator;
-using distdl::request;
-using comm_ptr = std::shared_ptr<communicator>;
+using namespace sim_test;
 namespace sim = distdl::sim;
-
-void wait_one(const comm_ptr& c, request r) {
-    std::vector<request> reqs;
-    reqs.push_back(std::move(r));
-    c->wait_all(reqs);
-}
 
 TEST(sim_point_to_point, tags_select_the_message) {
     sim::run(2, [](const comm_ptr& world) {

@@ -6,19 +6,12 @@
 #include <vector>
 
 #include "simulator/run.hpp"
+#include "tests/simulator/sim_test_util.hpp"
 
 namespace {
 
-using distdl::communicator;
-using distdl::request;
-using comm_ptr = std::shared_ptr<communicator>;
+using namespace sim_test;
 namespace sim = distdl::sim;
-
-void wait_one(const comm_ptr& c, request r) {
-    std::vector<request> reqs;
-    reqs.push_back(std::move(r));
-    c->wait_all(reqs);
-}
 
 TEST(sim_sub_communicator, ranks_are_positions_in_the_list) {
     sim::run(5, [](const comm_ptr& world) {
