@@ -277,49 +277,45 @@ static exchange_partitions connect_plan(const std::shared_ptr<communicator>& wor
 
 exchange_partitions cartesian_partition::create_broadcast_partition_to(const cartesian_partition& dest,
                                                                        bool transpose_src, bool transpose_dest) const {
-    require_same_world(dest, "create_broadcast_partition_to");
-    require_known_team("Broadcast");
-    dest.require_known_team("Broadcast");
-    const auto src_desc = describe("P_x", shape_, transpose_src);
-    const auto dest_desc = describe("P_y", dest.shape_, transpose_dest);
-    DISTDL_REQUIRE_AS(shape_.size() <= dest.shape_.size(), partition_error,
-                      "Broadcast: " << src_desc << " cannot broadcast to " << dest_desc << " (P_x has dimension "
-                                    << shape_.size() << " > " << dest.shape_.size() << ")");
-    const std::size_t dim = dest.shape_.size();
-    const shape_t xs = effective_shape(shape_, transpose_src, dim);
-    const shape_t ys = effective_shape(dest.shape_, transpose_dest, dim);
-    std::vector<std::size_t> matched;
-    for (std::size_t d = 0; d < dim; ++d) {
-        DISTDL_REQUIRE_AS(xs[d] == ys[d] || xs[d] == 1, partition_error,
-                          "Broadcast: " << src_desc << " cannot broadcast to " << dest_desc << " (dimension " << d
-                                        << ": " << xs[d] << " vs " << ys[d] << ")");
-        if (xs[d] == ys[d]) matched.push_back(d);
-    }
-    const auto plan = plan_exchange(*this, transpose_src, dest, transpose_dest, dim, matched, ys, world_->rank(), true);
-    return connect_plan(world_, plan, partition(world_, {}, shape_t{0}));
+    return create_exchange_to(dest, transpose_src, transpose_dest, true);
 }
 
 exchange_partitions cartesian_partition::create_reduction_partition_to(const cartesian_partition& dest,
                                                                        bool transpose_src, bool transpose_dest) const {
-    require_same_world(dest, "create_reduction_partition_to");
-    require_known_team("SumReduce");
-    dest.require_known_team("SumReduce");
-    const auto src_desc = describe("P_x", shape_, transpose_src);
-    const auto dest_desc = describe("P_y", dest.shape_, transpose_dest);
-    DISTDL_REQUIRE_AS(dest.shape_.size() <= shape_.size(), partition_error,
-                      "SumReduce: " << src_desc << " cannot reduce to " << dest_desc << " (P_y has dimension "
-                                    << dest.shape_.size() << " > " << shape_.size() << ")");
-    const std::size_t dim = shape_.size();
+    return create_exchange_to(dest, transpose_src, transpose_dest, false);
+}
+
+exchange_partitions cartesian_partition::create_exchange_to(const cartesian_partition& dest, bool transpose_src,
+                                                             bool transpose_dest, bool broadcast) const {
+    const char* layer = broadcast ? "Broadcast" : "SumReduce";
+    require_same_world(dest, broadcast ? "create_broadcast_partition_to" : "create_reduction_partition_to");
+    require_known_team(layer);
+    dest.require_known_team(layer);
+    // The side with one worker per team (the broadcast source, the reduction destination) may
+    // have fewer dimensions, and may have 1 where the other side is split.
+    const cartesian_partition& one = broadcast ? *this : dest;
+    const cartesian_partition& many = broadcast ? dest : *this;
+    const bool one_transposed = broadcast ? transpose_src : transpose_dest;
+    const bool many_transposed = broadcast ? transpose_dest : transpose_src;
+    const auto problem = [&] {
+        return std::string(layer) + ": " + describe("P_x", shape_, transpose_src) + " cannot " +
+               (broadcast ? "broadcast" : "reduce") + " to " + describe("P_y", dest.shape_, transpose_dest);
+    };
+    DISTDL_REQUIRE_AS(one.shape_.size() <= many.shape_.size(), partition_error,
+                      problem() << " (" << (broadcast ? "P_x" : "P_y") << " has dimension " << one.shape_.size()
+                                << " > " << many.shape_.size() << ")");
+    const std::size_t dim = many.shape_.size();
     const shape_t xs = effective_shape(shape_, transpose_src, dim);
     const shape_t ys = effective_shape(dest.shape_, transpose_dest, dim);
+    const shape_t& one_shape = broadcast ? xs : ys;
     std::vector<std::size_t> matched;
     for (std::size_t d = 0; d < dim; ++d) {
-        DISTDL_REQUIRE_AS(xs[d] == ys[d] || ys[d] == 1, partition_error,
-                          "SumReduce: " << src_desc << " cannot reduce to " << dest_desc << " (dimension " << d
-                                        << ": " << xs[d] << " vs " << ys[d] << ")");
+        DISTDL_REQUIRE_AS(xs[d] == ys[d] || one_shape[d] == 1, partition_error,
+                          problem() << " (dimension " << d << ": " << xs[d] << " vs " << ys[d] << ")");
         if (xs[d] == ys[d]) matched.push_back(d);
     }
-    const auto plan = plan_exchange(dest, transpose_dest, *this, transpose_src, dim, matched, xs, world_->rank(), false);
+    const auto plan = plan_exchange(one, one_transposed, many, many_transposed, dim, matched, broadcast ? ys : xs,
+                                    world_->rank(), broadcast);
     return connect_plan(world_, plan, partition(world_, {}, shape_t{0}));
 }
 

@@ -115,6 +115,9 @@ class cartesian_partition : public partition {
     using partition::partition;
     // Refuses a partition whose members this worker does not know (see the top of this file).
     void require_known_team(const char* what) const;
+    // The rules and teams of a broadcast (or, with broadcast false, a sum-reduction) to dest.
+    exchange_partitions create_exchange_to(const cartesian_partition& dest, bool transpose_src, bool transpose_dest,
+                                           bool broadcast) const;
     friend class partition;
 };
 
