@@ -2,7 +2,8 @@
 # Installs the Debian packages distdl needs that are missing; does nothing when all are present.
 set -euo pipefail
 packages=(g++ cmake make git libopenmpi-dev openmpi-bin libxtensor-dev libxtensor-blas-dev xtl-dev
-          libopenblas-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev)
+          libopenblas-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
+          libdnnl-dev ocl-icd-opencl-dev opencl-headers)
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
