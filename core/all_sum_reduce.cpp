@@ -41,15 +41,15 @@ template <class T>
 all_sum_reduce<T>::~all_sum_reduce() = default;
 
 template <class T>
-tensor<T> all_sum_reduce<T>::forward(const tensor<T>& x) {
+tensor<T> all_sum_reduce<T>::forward_value(const tensor<T>& x) {
     traffic_scope scope(state_->world->traffic(), "all_sum_reduce");
     return detail::all_sum(state_->team, x, "AllSumReduce", state_->scratch);
 }
 
 // Self-adjoint: the sum over a team, handed to every member, is a symmetric operator.
 template <class T>
-tensor<T> all_sum_reduce<T>::adjoint(const tensor<T>& dy) {
-    return forward(dy);
+tensor<T> all_sum_reduce<T>::adjoint_value(const tensor<T>& dy) {
+    return forward_value(dy);
 }
 
 template class all_sum_reduce<float>;

@@ -27,7 +27,7 @@ template <class T>
 broadcast<T>::~broadcast() = default;
 
 template <class T>
-tensor<T> broadcast<T>::forward(const tensor<T>& x) {
+tensor<T> broadcast<T>::forward_value(const tensor<T>& x) {
     traffic_scope scope(state_->world->traffic(), "broadcast");
     const auto& t = state_->teams;
     return detail::copy_out(t.send, t.recv, t.send_first, x, state_->options.preserve_batch, "Broadcast",
@@ -36,7 +36,7 @@ tensor<T> broadcast<T>::forward(const tensor<T>& x) {
 
 // Adjoint: SumReduce from P_y back to P_x over the same teams, used in the same order.
 template <class T>
-tensor<T> broadcast<T>::adjoint(const tensor<T>& dy) {
+tensor<T> broadcast<T>::adjoint_value(const tensor<T>& dy) {
     traffic_scope scope(state_->world->traffic(), "broadcast");
     const auto& t = state_->teams;
     return detail::sum_in(t.recv, t.send, !t.send_first, dy, state_->options.preserve_batch, "Broadcast",

@@ -216,7 +216,7 @@ template <class T>
 halo_exchange<T>::~halo_exchange() = default;
 
 template <class T>
-tensor<T> halo_exchange<T>::forward(const tensor<T>& x) {
+tensor<T> halo_exchange<T>::forward_value(const tensor<T>& x) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
     if (!st.P_x.active()) return zero_volume<T>();
@@ -247,7 +247,7 @@ tensor<T> halo_exchange<T>::forward(const tensor<T>& x) {
 }
 
 template <class T>
-tensor<T> halo_exchange<T>::adjoint(const tensor<T>& dy) {
+tensor<T> halo_exchange<T>::adjoint_value(const tensor<T>& dy) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
     if (!st.P_x.active()) return zero_volume<T>();

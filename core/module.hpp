@@ -1,7 +1,14 @@
 #pragma once
 // Every primitive and layer is a module: a linear (or affine) operator with forward and
 // adjoint. There is no autograd: adjoint(dy) returns dx and accumulates parameter gradients.
+//
+// Two ways to call: `y = m.forward(x)` returns a new tensor; `m.forward(x, y)` writes into the
+// caller's y, reusing its storage when y already has the output shape (a steady-state loop
+// then allocates nothing), and reshaping it otherwise. x and y must not share storage. The
+// same holds for adjoint(dy) / adjoint(dy, dx). A tensor of another element type is a compile
+// error, never a silent conversion.
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -19,10 +26,37 @@ template <class T>
 class module {
   public:
     virtual ~module() = default;
-    virtual tensor<T> forward(const tensor<T>& x) = 0;
-    virtual tensor<T> adjoint(const tensor<T>& dy) = 0;
+
+    tensor<T> forward(const tensor<T>& x) {
+        tensor<T> y;
+        do_forward(x, y);
+        return y;
+    }
+    void forward(const tensor<T>& x, tensor<T>& y) { do_forward(x, y); }
+    tensor<T> adjoint(const tensor<T>& dy) {
+        tensor<T> dx;
+        do_adjoint(dy, dx);
+        return dx;
+    }
+    void adjoint(const tensor<T>& dy, tensor<T>& dx) { do_adjoint(dy, dx); }
+
+    // Another element type: refused at compile time (xtensor would convert element by element).
+    template <class U, class = std::enable_if_t<!std::is_same_v<U, T>>>
+    tensor<T> forward(const tensor<U>&) = delete;
+    template <class U, class = std::enable_if_t<!std::is_same_v<U, T>>>
+    void forward(const tensor<U>&, tensor<T>&) = delete;
+    template <class U, class = std::enable_if_t<!std::is_same_v<U, T>>>
+    tensor<T> adjoint(const tensor<U>&) = delete;
+    template <class U, class = std::enable_if_t<!std::is_same_v<U, T>>>
+    void adjoint(const tensor<U>&, tensor<T>&) = delete;
+
     // Parameters this worker owns (empty for data movement and on workers owning none).
     virtual std::vector<parameter<T>*> parameters() { return {}; }
+
+  protected:
+    // Write the result into `out`, reusing its storage when it already has the right shape.
+    virtual void do_forward(const tensor<T>& x, tensor<T>& y) = 0;
+    virtual void do_adjoint(const tensor<T>& dy, tensor<T>& dx) = 0;
 };
 
 }  // namespace distdl

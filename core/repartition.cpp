@@ -290,7 +290,7 @@ template <class T>
 repartition<T>::~repartition() = default;
 
 template <class T>
-tensor<T> repartition<T>::forward(const tensor<T>& x) {
+tensor<T> repartition<T>::forward_value(const tensor<T>& x) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "repartition");
     if (!st.P_union.active()) return outside_result(x, st.options.preserve_batch);
@@ -303,7 +303,7 @@ tensor<T> repartition<T>::forward(const tensor<T>& x) {
 }
 
 template <class T>
-tensor<T> repartition<T>::adjoint(const tensor<T>& dy) {
+tensor<T> repartition<T>::adjoint_value(const tensor<T>& dy) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "repartition");
     if (!st.P_union.active()) return outside_result(dy, st.options.preserve_batch);

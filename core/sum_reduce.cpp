@@ -27,7 +27,7 @@ template <class T>
 sum_reduce<T>::~sum_reduce() = default;
 
 template <class T>
-tensor<T> sum_reduce<T>::forward(const tensor<T>& x) {
+tensor<T> sum_reduce<T>::forward_value(const tensor<T>& x) {
     traffic_scope scope(state_->world->traffic(), "sum_reduce");
     const auto& t = state_->teams;
     return detail::sum_in(t.send, t.recv, t.send_first, x, state_->options.preserve_batch, "SumReduce",
@@ -36,7 +36,7 @@ tensor<T> sum_reduce<T>::forward(const tensor<T>& x) {
 
 // Adjoint: Broadcast from P_y back to P_x over the same teams, used in the same order.
 template <class T>
-tensor<T> sum_reduce<T>::adjoint(const tensor<T>& dy) {
+tensor<T> sum_reduce<T>::adjoint_value(const tensor<T>& dy) {
     traffic_scope scope(state_->world->traffic(), "sum_reduce");
     const auto& t = state_->teams;
     return detail::copy_out(t.recv, t.send, !t.send_first, dy, state_->options.preserve_batch, "SumReduce",

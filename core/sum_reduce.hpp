@@ -15,10 +15,13 @@ class sum_reduce : public module<T> {
   public:
     sum_reduce(const cartesian_partition& P_x, const cartesian_partition& P_y, sum_reduce_options options = {});
     ~sum_reduce() override;
-    tensor<T> forward(const tensor<T>& x) override;
-    tensor<T> adjoint(const tensor<T>& dy) override;
+  protected:
+    void do_forward(const tensor<T>& x, tensor<T>& y) override { y = forward_value(x); }
+    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override { dx = adjoint_value(dy); }
 
   private:
+    tensor<T> forward_value(const tensor<T>& x);
+    tensor<T> adjoint_value(const tensor<T>& dy);
     struct state;
     std::unique_ptr<state> state_;
 };

@@ -12,6 +12,7 @@
 #include <xtensor/xstrided_view.hpp>
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xio.hpp>
+#include <xtensor/xnoalias.hpp>
 
 namespace distdl {
 

@@ -77,7 +77,7 @@ std::vector<tensor<T>> halo_exchange(const tensor<T>& global, const shape_t& P_x
     const shape_t global_shape = shape_of(global);
     check_geometry(global_shape, P_x_shape, kernel_size, stride, padding, dilation);
     tensor<T> padded = xt::zeros<T>(padded_shape(global_shape, padding));
-    xt::strided_view(padded, interior_slices(global_shape, padding)) = global;
+    xt::noalias(xt::strided_view(padded, interior_slices(global_shape, padding))) = global;
     std::vector<tensor<T>> windows;
     for (std::size_t r = 0; r < volume(P_x_shape); ++r)
         windows.emplace_back(xt::strided_view(
@@ -105,7 +105,7 @@ std::vector<tensor<T>> halo_exchange_adjoint(const std::vector<tensor<T>>& windo
                                                              << ", expected "
                                                              << format_list(shape_t(view.shape().begin(),
                                                                                     view.shape().end())));
-        view += windows[r];
+        xt::noalias(view) += windows[r];
     }
     tensor<T> global = xt::strided_view(padded, interior_slices(global_shape, padding));
     return split(global, P_x_shape, split_kind::balanced);

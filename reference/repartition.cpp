@@ -77,7 +77,7 @@ tensor<T> assemble(const std::vector<tensor<T>>& pieces, const shape_t& parts) {
                                                    << ", which does not fit its grid slab in dimension " << d);
             slices.push_back(xt::range(starts[d][c[d]], starts[d][c[d]] + sizes[d][c[d]]));
         }
-        xt::strided_view(global, slices) = pieces[r];
+        xt::noalias(xt::strided_view(global, slices)) = pieces[r];
     }
     return global;
 }

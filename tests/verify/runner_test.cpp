@@ -34,8 +34,9 @@ class scaled_copy : public module<T> {
     scaled_copy(const cartesian_partition& P_x, flaw f) : world_(P_x.world_comm()), flaw_(f) {
         if (flaw_ == flaw::refuses_on_rank0 && world_->rank() == 0) throw invalid_argument("TestLayer: rank 0 says no");
     }
-    tensor<T> forward(const tensor<T>& x) override {
-        tensor<T> y = x;
+  protected:
+    void do_forward(const tensor<T>& x, tensor<T>& y) override {
+        y = x;
         if (flaw_ == flaw::wrong_value && world_->rank() == world_->size() - 1 && y.size() > 0) y.data()[0] += T(1);
         if (flaw_ == flaw::sleeps) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
         if (flaw_ == flaw::deadlocks && world_->rank() == 0 && world_->size() > 1) {
@@ -44,12 +45,10 @@ class scaled_copy : public module<T> {
             pending.push_back(world_->irecv(&never, 1, 1, 7));
             world_->wait_all(pending);
         }
-        return y;
     }
-    tensor<T> adjoint(const tensor<T>& dy) override {
-        tensor<T> dx = dy;
+    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override {
+        dx = dy;
         if (flaw_ == flaw::wrong_adjoint) dx *= T(3);
-        return dx;
     }
 
   private:
