@@ -136,12 +136,14 @@ void argument_agreement::require(communicator& world) const {
         if (length > 0) world.broadcast(record.data(), length, representative);
         const bool match = !me_placed && digest(record) == mine;
         me_placed = me_placed || match;
-        std::vector<std::int32_t> mark(static_cast<std::size_t>(n), 0), marked(static_cast<std::size_t>(n), 0);
-        mark[static_cast<std::size_t>(me)] = match ? 1 : 0;
-        world.all_reduce_sum(mark.data(), marked.data(), mark.size(), dtype::int32);
+        // One bit per rank, each set by its own rank only, so the sum is the union (n/8 bytes).
+        const std::size_t words = (static_cast<std::size_t>(n) + 63) / 64;
+        std::vector<std::uint64_t> mark(words, 0), marked(words, 0);
+        if (match) mark[static_cast<std::size_t>(me) / 64] = std::uint64_t{1} << (me % 64);
+        world.all_reduce_sum(mark.data(), marked.data(), words, dtype::uint64);
         group g{std::move(record), {}};
         for (int r = 0; r < n; ++r)
-            if (marked[static_cast<std::size_t>(r)]) {
+            if ((marked[static_cast<std::size_t>(r) / 64] >> (r % 64)) & 1u) {
                 g.ranks.push_back(r);
                 placed[static_cast<std::size_t>(r)] = 1;
             }
