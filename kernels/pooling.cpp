@@ -92,25 +92,34 @@ struct pool_plan {
     std::int64_t index(int a, std::int64_t j, std::int64_t t) const { return s[a] * j + d[a] * t - p[a]; }
 };
 
-// Calls visit(q, window) for every output position q of one plane, where window(f) calls
-// f(input offset) for the window's valid entries in row-major order of t.
-template <class Visit>
-void for_each_window(const pool_plan& c, Visit&& visit) {
-    std::int64_t q = 0;
+// Row-wise walk of one plane: for every output row (j0, j1) — begin(q_row) first, end(q_row)
+// last — and every valid kernel offset (t0, t1, t2) of that row in row-major order, calls
+// tap(q_row, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi) read the input
+// at offset base + s2·j2. Per output entry, the taps come in row-major window order.
+template <class Begin, class Tap, class End>
+void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
+    // Valid j2 range of every t2: 0 <= s2·j2 + d2·t2 − p2 < L2.
+    std::vector<std::int64_t> j_lo(std::size_t(c.k[2])), j_hi(std::size_t(c.k[2]));
+    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
+        const std::int64_t off = c.d[2] * t2 - c.p[2];
+        std::int64_t lo = off >= 0 ? 0 : (-off + c.s[2] - 1) / c.s[2];
+        std::int64_t hi = c.L[2] - 1 - off < 0 ? 0 : (c.L[2] - 1 - off) / c.s[2] + 1;
+        lo = std::min(lo, c.m[2]);
+        j_lo[std::size_t(t2)] = lo;
+        j_hi[std::size_t(t2)] = std::min(std::max(hi, lo), c.m[2]);
+    }
     for (std::int64_t j0 = 0; j0 < c.m[0]; ++j0)
-        for (std::int64_t j1 = 0; j1 < c.m[1]; ++j1)
-            for (std::int64_t j2 = 0; j2 < c.m[2]; ++j2, ++q) {
-                const std::int64_t l0 = c.lo[0][j0], h0 = c.hi[0][j0], l1 = c.lo[1][j1], h1 = c.hi[1][j1];
-                const std::int64_t l2 = c.lo[2][j2], h2 = c.hi[2][j2];
-                visit(q, [&](auto&& f) {
-                    for (std::int64_t t0 = l0; t0 < h0; ++t0)
-                        for (std::int64_t t1 = l1; t1 < h1; ++t1) {
-                            const std::int64_t row = (c.index(0, j0, t0) * c.L[1] + c.index(1, j1, t1)) * c.L[2];
-                            const std::int64_t first = row + c.index(2, j2, l2);
-                            for (std::int64_t t2 = 0; t2 < h2 - l2; ++t2) f(first + c.d[2] * t2);
-                        }
-                });
-            }
+        for (std::int64_t j1 = 0; j1 < c.m[1]; ++j1) {
+            const std::int64_t q_row = (j0 * c.m[1] + j1) * c.m[2];
+            begin(q_row);
+            for (std::int64_t t0 = c.lo[0][j0]; t0 < c.hi[0][j0]; ++t0)
+                for (std::int64_t t1 = c.lo[1][j1]; t1 < c.hi[1][j1]; ++t1) {
+                    const std::int64_t row = (c.index(0, j0, t0) * c.L[1] + c.index(1, j1, t1)) * c.L[2];
+                    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2)
+                        tap(q_row, row + c.d[2] * t2 - c.p[2], j_lo[std::size_t(t2)], j_hi[std::size_t(t2)]);
+                }
+            end(q_row);
+        }
 }
 
 }  // namespace
@@ -132,17 +141,16 @@ void max_pool<T>::forward(const tensor<T>& x, tensor<T>& y) const {
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
         const T* in = x.data() + plane * V;
         T* out = y.data() + plane * M;
-        for_each_window(c, [&](std::int64_t q, auto&& window) {
-            bool found = false;
-            T best = -std::numeric_limits<T>::infinity();
-            window([&](std::int64_t i) {
-                if (!found || in[i] > best) {  // strictly greater: ties keep the first
-                    best = in[i];
-                    found = true;
-                }
-            });
-            out[q] = best;
-        });
+        const std::int64_t stride = c.s[2];
+        // Padding is −∞; ties do not matter for the value.
+        for_each_row_tap(
+            c, [&](std::int64_t q_row) { std::fill_n(out + q_row, c.m[2], -std::numeric_limits<T>::infinity()); },
+            [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+                T* o = out + q_row;
+                const T* src = in + base;
+                for (std::int64_t j = lo; j < hi; ++j) o[j] = src[stride * j] > o[j] ? src[stride * j] : o[j];
+            },
+            [](std::int64_t) {});
     }
 }
 
@@ -155,17 +163,25 @@ void max_pool<T>::backward(const tensor<T>& x, const tensor<T>& dy, tensor<T>& d
     std::fill(dx.begin(), dx.end(), T(0));
     const pool_plan c(g_, x_shape, y_shape);
     const std::int64_t V = c.in_volume(), M = c.out_volume();
+    std::vector<std::int64_t> at(std::size_t(c.m[2]));
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
         const T* in = x.data() + plane * V;
         const T* grad = dy.data() + plane * M;
         T* out = dx.data() + plane * V;
-        for_each_window(c, [&](std::int64_t q, auto&& window) {
-            std::int64_t at = -1;
-            window([&](std::int64_t i) {
-                if (at < 0 || in[i] > in[at]) at = i;
+        const std::int64_t stride = c.s[2];
+        // Per output entry of the row: the first maximum so far (strictly greater replaces it).
+        for_each_row_tap(
+            c, [&](std::int64_t) { std::fill(at.begin(), at.end(), std::int64_t(-1)); },
+            [&](std::int64_t, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+                for (std::int64_t j = lo; j < hi; ++j) {
+                    const std::int64_t i = base + stride * j;
+                    if (at[std::size_t(j)] < 0 || in[i] > in[at[std::size_t(j)]]) at[std::size_t(j)] = i;
+                }
+            },
+            [&](std::int64_t q_row) {
+                for (std::int64_t j = 0; j < c.m[2]; ++j)
+                    if (at[std::size_t(j)] >= 0) out[at[std::size_t(j)]] += grad[q_row + j];
             });
-            if (at >= 0) out[at] += grad[q];
-        });
     }
 }
 
@@ -187,11 +203,17 @@ void avg_pool<T>::forward(const tensor<T>& x, tensor<T>& y) const {
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
         const T* in = x.data() + plane * V;
         T* out = y.data() + plane * M;
-        for_each_window(c, [&](std::int64_t q, auto&& window) {
-            T sum = 0;
-            window([&](std::int64_t i) { sum += in[i]; });
-            out[q] = sum * scale;
-        });
+        const std::int64_t stride = c.s[2];
+        for_each_row_tap(
+            c, [&](std::int64_t q_row) { std::fill_n(out + q_row, c.m[2], T(0)); },
+            [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+                T* o = out + q_row;
+                const T* src = in + base;
+                for (std::int64_t j = lo; j < hi; ++j) o[j] += src[stride * j];
+            },
+            [&](std::int64_t q_row) {
+                for (std::int64_t j = 0; j < c.m[2]; ++j) out[q_row + j] *= scale;
+            });
     }
 }
 
@@ -208,10 +230,15 @@ void avg_pool<T>::backward(const tensor<T>& dy, const shape_t& x_shape, tensor<T
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
         const T* grad = dy.data() + plane * M;
         T* out = dx.data() + plane * V;
-        for_each_window(c, [&](std::int64_t q, auto&& window) {
-            const T share = grad[q] * scale;
-            window([&](std::int64_t i) { out[i] += share; });
-        });
+        const std::int64_t stride = c.s[2];
+        for_each_row_tap(
+            c, [](std::int64_t) {},
+            [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+                const T* g = grad + q_row;
+                T* dst = out + base;
+                for (std::int64_t j = lo; j < hi; ++j) dst[stride * j] += g[j] * scale;
+            },
+            [](std::int64_t) {});
     }
 }
 
