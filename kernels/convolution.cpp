@@ -1,0 +1,148 @@
+#include "kernels/convolution.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/conv_im2col.hpp"
+#include "kernels/conv_onednn.hpp"
+#include "kernels/conv_problem.hpp"
+#include "kernels/threads.hpp"
+
+namespace distdl::kernels {
+
+template <class T>
+struct convolution<T>::engines {
+    detail::im2col_convolution<T> im2col;
+    std::unique_ptr<detail::onednn_convolution> onednn;  // float32 with conv_engine::automatic
+    std::string last = "none";
+
+    bool used_onednn(bool ran) {
+        if (ran) last = "onednn:" + onednn->last_implementation();
+        else last = "im2col";
+        return ran;
+    }
+};
+
+template <class T>
+const std::string& convolution<T>::last_engine() const {
+    return engines_->last;
+}
+
+template <class T>
+convolution<T>::convolution(const conv_geometry& geometry, conv_engine engine)
+    : g_(normalized(geometry)), engine_(engine), engines_(std::make_unique<engines>()) {
+    if (std::is_same_v<T, float> && engine_ == conv_engine::automatic)
+        engines_->onednn = std::make_unique<detail::onednn_convolution>(g_);
+}
+
+template <class T>
+convolution<T>::~convolution() = default;
+template <class T>
+convolution<T>::convolution(convolution&&) noexcept = default;
+template <class T>
+convolution<T>& convolution<T>::operator=(convolution&&) noexcept = default;
+
+template <class T>
+shape_t convolution<T>::weight_shape() const {
+    shape_t shape{g_.out_channels, g_.in_channels};
+    shape.insert(shape.end(), g_.kernel_size.begin(), g_.kernel_size.end());
+    return shape;
+}
+
+template <class T>
+shape_t convolution<T>::output_shape(const shape_t& x_shape) const {
+    return conv_output_shape(g_, x_shape);
+}
+
+template <class T>
+void convolution<T>::check_weight(const tensor<T>& w, const char* what) const {
+    DISTDL_REQUIRE(shape_of(w) == weight_shape(), "kernels::convolution::" << what << ": weight shape "
+                                                                           << format_list(w.shape()) << ", expected "
+                                                                           << format_list(weight_shape()));
+}
+
+template <class T>
+void convolution<T>::check_parameters(const tensor<T>& w, const tensor<T>* b, const char* what,
+                                      const char* bias_name) const {
+    check_weight(w, what);
+    DISTDL_REQUIRE((b != nullptr) == g_.bias, "kernels::convolution::" << what << ": " << bias_name
+                                                                       << (g_.bias ? " missing (the geometry has a bias)"
+                                                                                   : " given (the geometry has none)"));
+    if (b)
+        DISTDL_REQUIRE(b->dimension() == 1 && b->size() == g_.out_channels,
+                       "kernels::convolution::" << what << ": " << bias_name << " shape " << format_list(b->shape())
+                                                << ", expected [" << g_.out_channels << "]");
+}
+
+template <class T>
+void convolution<T>::check_output_gradient(const shape_t& x_shape, const tensor<T>& dy) const {
+    DISTDL_REQUIRE(shape_of(dy) == output_shape(x_shape), "kernels::convolution: output gradient shape "
+                                                              << format_list(dy.shape()) << ", expected "
+                                                              << format_list(output_shape(x_shape))
+                                                              << " for input shape " << format_list(x_shape));
+}
+
+template <class T>
+void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y) {
+    const shape_t x_shape = shape_of(x);
+    const shape_t y_shape = output_shape(x_shape);
+    check_parameters(w, b, "forward", "bias");
+    if (shape_of(y) != y_shape) y.resize(y_shape);
+    if (y.size() == 0) return;
+    apply_thread_policy();
+    if (g_.in_channels == 0) {  // no terms: the bias alone
+        const std::size_t M = y.size() / (y_shape[0] * y_shape[1]);
+        for (std::size_t n = 0; n < y_shape[0]; ++n)
+            for (std::size_t co = 0; co < y_shape[1]; ++co)
+                std::fill_n(y.data() + (n * y_shape[1] + co) * M, M, b ? b->data()[co] : T(0));
+        return;
+    }
+    const T* bias = b ? b->data() : nullptr;
+    if constexpr (std::is_same_v<T, float>)
+        if (engines_->onednn &&
+            engines_->used_onednn(engines_->onednn->forward(x_shape, x.data(), w.data(), bias, y.data())))
+            return;
+    engines_->last = "im2col";
+    engines_->im2col.forward(detail::lift(g_, x_shape, y_shape), x.data(), w.data(), bias, y.data());
+}
+
+template <class T>
+void convolution<T>::backward_data(const tensor<T>& dy, const tensor<T>& w, const shape_t& x_shape, tensor<T>& dx) {
+    check_output_gradient(x_shape, dy);
+    check_weight(w, "backward_data");
+    if (shape_of(dx) != x_shape) dx.resize(x_shape);
+    if (dx.size() == 0) return;
+    if (dy.size() == 0) {  // no output channels: x does not reach y
+        std::fill(dx.begin(), dx.end(), T(0));
+        return;
+    }
+    apply_thread_policy();
+    if constexpr (std::is_same_v<T, float>)
+        if (engines_->onednn &&
+            engines_->used_onednn(engines_->onednn->backward_data(x_shape, dy.data(), w.data(), dx.data())))
+            return;
+    engines_->last = "im2col";
+    engines_->im2col.backward_data(detail::lift(g_, x_shape, shape_of(dy)), dy.data(), w.data(), dx.data());
+}
+
+template <class T>
+void convolution<T>::backward_weights(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db) {
+    const shape_t x_shape = shape_of(x);
+    check_output_gradient(x_shape, dy);
+    check_parameters(dw, db, "backward_weights", "bias gradient");
+    if (dy.size() == 0) return;  // nothing to add
+    apply_thread_policy();
+    T* bias = db ? db->data() : nullptr;
+    if constexpr (std::is_same_v<T, float>)
+        if (x.size() > 0 && engines_->onednn &&
+            engines_->used_onednn(
+                engines_->onednn->backward_weights(x_shape, x.data(), dy.data(), dw.data(), bias)))
+            return;
+    engines_->last = "im2col";
+    engines_->im2col.backward_weights(detail::lift(g_, x_shape, shape_of(dy)), x.data(), dy.data(), dw.data(), bias);
+}
+
+template class convolution<float>;
+template class convolution<double>;
+
+}  // namespace distdl::kernels

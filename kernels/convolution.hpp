@@ -1,0 +1,69 @@
+#pragma once
+// Fast local convolution on one worker (Conv1d/2d/3d), the compute of the distributed conv
+// layers. The meaning is reference/conv.hpp's; the geometry is fixed at construction
+// (kernels/conv_geometry.hpp). The input is typically a local window already padded by a halo
+// exchange (geometry padding 0), but any zero padding is supported.
+//
+// Shapes: x N × C_in × L…, w C_out × C_in × k…, b [C_out], y N × C_out × m…. Any of N, C_in,
+// C_out may be 0.
+//
+//   forward(x, w, b, y)              y = w * x + b        (y overwritten; resized only if its
+//                                                          shape differs, so reuse allocates nothing)
+//   backward_data(dy, w, x_shape, dx) dx = (∂y/∂x)ᵀ dy    (dx overwritten; resized likewise)
+//   backward_weights(x, dy, dw, db)  dw += (∂y/∂w)ᵀ dy, db += Σ dy
+//                                    (ACCUMULATES: zero dw/db first for a fresh gradient; dw
+//                                     and db must already have their shapes)
+// b / db are null exactly when the geometry has no bias.
+//
+// Engines: float32 runs on oneDNN in its blocked layouts, with primitives, reorders and
+// buffers cached per input shape inside the object; float64, and the float32 passes for which
+// oneDNN only has its slow gemm path, run on tiled im2col + OpenBLAS. Everything runs
+// single-threaded in the calling thread (kernels/threads.hpp).
+//
+// Thread safety: distinct objects may be used concurrently from different threads (no shared
+// mutable state); one object must not be used by two threads at once (its caches and scratch
+// are its own) — each worker owns its layers' objects.
+#include <memory>
+#include <string>
+
+#include "core/tensor.hpp"
+#include "kernels/conv_geometry.hpp"
+
+namespace distdl::kernels {
+
+enum class conv_engine {
+    automatic,  // oneDNN for float32 where it is fast, im2col + BLAS otherwise
+    im2col,     // always im2col + BLAS (tests, benchmarks)
+};
+
+template <class T>
+class convolution {
+  public:
+    explicit convolution(const conv_geometry& geometry, conv_engine engine = conv_engine::automatic);
+    ~convolution();
+    convolution(convolution&&) noexcept;
+    convolution& operator=(convolution&&) noexcept;
+
+    const conv_geometry& geometry() const { return g_; }  // normalized: every vector spelled out
+    shape_t weight_shape() const;
+    shape_t output_shape(const shape_t& x_shape) const;
+
+    void forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y);
+    void backward_data(const tensor<T>& dy, const tensor<T>& w, const shape_t& x_shape, tensor<T>& dx);
+    void backward_weights(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db);
+
+    // Which engine ran the last pass: "onednn:<oneDNN implementation>" or "im2col" (diagnostics).
+    const std::string& last_engine() const;
+
+  private:
+    struct engines;
+    void check_weight(const tensor<T>& w, const char* what) const;
+    void check_parameters(const tensor<T>& w, const tensor<T>* b, const char* what, const char* bias_name) const;
+    void check_output_gradient(const shape_t& x_shape, const tensor<T>& dy) const;
+
+    conv_geometry g_;
+    conv_engine engine_;
+    std::unique_ptr<engines> engines_;
+};
+
+}  // namespace distdl::kernels

@@ -1,0 +1,229 @@
+// kernels::convolution against the serial oracle (reference/conv.hpp) on a seeded random sweep
+// of shapes and geometries, on every engine, plus its argument checks and concurrent use.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <thread>
+
+#include "kernels/convolution.hpp"
+#include "reference/conv.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
+
+using namespace distdl;
+
+namespace {
+
+struct conv_case {
+    kernels::conv_geometry g;
+    shape_t x_shape;
+    std::string describe() const {
+        std::ostringstream out;
+        out << "x " << format_list(x_shape) << " C_out " << g.out_channels << " kernel " << format_list(g.kernel_size)
+            << " stride " << format_list(g.stride) << " padding " << format_list(g.padding) << " dilation "
+            << format_list(g.dilation) << " bias " << g.bias;
+        return out.str();
+    }
+};
+
+// Random geometry: odd and even kernels 1–4, stride 1–4, padding 0–4 (also beyond d(k−1)/2),
+// dilation 1–3, inputs just large enough for the kernel up to a few more; now and then an
+// empty batch or channel extent.
+// `wide`: 8–17 channels each way (oneDNN's blocked kernels), else 0–4.
+conv_case random_case(std::size_t dims, std::mt19937_64& gen, bool wide = false) {
+    conv_case c;
+    const std::size_t batch = test::pick(gen, 0, 9) == 0 ? 0 : test::pick(gen, 1, 2);
+    c.g.in_channels = wide ? test::pick(gen, 8, 17) : test::pick(gen, 0, 12) == 0 ? 0 : test::pick(gen, 1, 3);
+    c.g.out_channels = wide ? test::pick(gen, 8, 17) : test::pick(gen, 0, 12) == 0 ? 0 : test::pick(gen, 1, 4);
+    c.g.bias = test::pick(gen, 0, 1) == 1;
+    c.x_shape = {batch, c.g.in_channels};
+    for (std::size_t e = 0; e < dims; ++e) {
+        const std::size_t k = test::pick(gen, 1, dims == 3 ? 3 : 4), s = test::pick(gen, 1, 4),
+                          p = test::pick(gen, 0, 4), d = test::pick(gen, 1, 3);
+        const std::size_t span = d * (k - 1) + 1;
+        const std::size_t min_length = span > 2 * p ? span - 2 * p : 1;
+        c.g.kernel_size.push_back(k);
+        c.g.stride.push_back(s);
+        c.g.padding.push_back(p);
+        c.g.dilation.push_back(d);
+        c.x_shape.push_back(std::max<std::size_t>(1, min_length) + test::pick(gen, 0, dims == 3 || wide ? 4 : 7));
+    }
+    return c;
+}
+
+// Returns how many of the passes ran on oneDNN.
+template <class T>
+int check_against_reference(const conv_case& c, kernels::conv_engine engine, std::mt19937_64& gen) {
+    int onednn_passes = 0;
+    auto count = [&](const std::string& engine_used) { onednn_passes += engine_used.rfind("onednn:", 0) == 0; };
+    SCOPED_TRACE(c.describe());
+    kernels::convolution<T> conv(c.g, engine);
+    const ref::conv_geometry rg{c.g.stride, c.g.padding, c.g.dilation};
+    const auto x = test::random_tensor<T>(c.x_shape, gen);
+    const auto w = test::random_tensor<T>(conv.weight_shape(), gen);
+    const auto b = test::random_tensor<T>({c.g.out_channels}, gen);
+    const tensor<T>* bias = c.g.bias ? &b : nullptr;
+    const shape_t y_shape = ref::conv_output_shape(c.x_shape, conv.weight_shape(), rg);
+    EXPECT_EQ(conv.output_shape(c.x_shape), y_shape);
+    if (conv.output_shape(c.x_shape) != y_shape) return 0;
+    const auto dy = test::random_tensor<T>(y_shape, gen);
+    const double tol = test::tolerance<T>();
+
+    // Twice each, so the second call runs on the cached plans and reused outputs.
+    tensor<T> y, dx = test::random_tensor<T>(c.x_shape, gen);  // overwritten, whatever it held
+    for (int round = 0; round < 2; ++round) {
+        conv.forward(x, w, bias, y);
+        EXPECT_LE(test::relative_error(y, ref::conv_forward(x, w, bias, rg)), tol) << conv.last_engine();
+        count(conv.last_engine());
+        conv.backward_data(dy, w, c.x_shape, dx);
+        EXPECT_LE(test::relative_error(dx, ref::conv_adjoint_input(dy, w, c.x_shape, rg)), tol) << conv.last_engine();
+        count(conv.last_engine());
+    }
+    // Gradients accumulate onto what dw and db hold.
+    const auto dw0 = test::random_tensor<T>(conv.weight_shape(), gen);
+    const auto db0 = test::random_tensor<T>({c.g.out_channels}, gen);
+    tensor<T> dw = dw0, db = db0;
+    conv.backward_weights(x, dy, dw, c.g.bias ? &db : nullptr);
+    const tensor<T> dw_expected = dw0 + ref::conv_adjoint_weight(x, dy, conv.weight_shape(), rg);
+    EXPECT_LE(test::relative_error(dw, dw_expected), tol) << conv.last_engine();
+    count(conv.last_engine());
+    if (c.g.bias) {
+        const tensor<T> db_expected = db0 + ref::conv_adjoint_bias(dy);
+        EXPECT_LE(test::relative_error(db, db_expected), tol) << conv.last_engine();
+    } else {
+        EXPECT_EQ(db, db0);
+    }
+    return onednn_passes;
+}
+
+// Returns how many passes ran on oneDNN.
+template <class T>
+int sweep(kernels::conv_engine engine, std::uint64_t seed, std::size_t cases_per_dim, bool wide = false) {
+    std::mt19937_64 gen(seed);
+    int onednn_passes = 0;
+    for (std::size_t dims = 1; dims <= 3; ++dims)
+        for (std::size_t i = 0; i < cases_per_dim; ++i)
+            onednn_passes += check_against_reference<T>(random_case(dims, gen, wide), engine, gen);
+    return onednn_passes;
+}
+
+}  // namespace
+
+TEST(kernel_convolution, float_automatic_matches_reference) {
+    // Few channels: oneDNN often has only its gemm path, which is left to im2col.
+    const int onednn_passes = sweep<float>(kernels::conv_engine::automatic, 11, 40);
+    EXPECT_GT(onednn_passes, 50) << "passes on oneDNN";
+    RecordProperty("onednn_passes", onednn_passes);
+}
+TEST(kernel_convolution, float_automatic_many_channels_matches_reference) {
+    // 15 cases per dimension count, 5 passes each. With random strides, dilations and wide
+    // padding, oneDNN often offers only its gemm path (left to im2col); many must still run on it.
+    const int onednn_passes = sweep<float>(kernels::conv_engine::automatic, 14, 15, true);
+    EXPECT_GT(onednn_passes, 40) << "passes on oneDNN";
+    RecordProperty("onednn_passes", onednn_passes);
+}
+TEST(kernel_convolution, double_many_channels_matches_reference) {
+    EXPECT_EQ(sweep<double>(kernels::conv_engine::automatic, 15, 10, true), 0);
+}
+TEST(kernel_convolution, float_im2col_matches_reference) {
+    EXPECT_EQ(sweep<float>(kernels::conv_engine::im2col, 12, 40), 0);
+}
+TEST(kernel_convolution, double_matches_reference) {
+    EXPECT_EQ(sweep<double>(kernels::conv_engine::automatic, 13, 40), 0);
+}
+
+TEST(kernel_convolution, larger_problems_cross_several_column_tiles) {
+    // Enough output positions and rows for several 512 KiB column tiles per image.
+    std::mt19937_64 gen(5);
+    conv_case c2{{.in_channels = 16, .out_channels = 5, .kernel_size = {3, 3}, .padding = {1}, .bias = true},
+                 {2, 16, 40, 37}};
+    conv_case c3{{.in_channels = 4, .out_channels = 3, .kernel_size = {3, 2, 3}, .stride = {2, 1, 1},
+                  .padding = {1, 0, 2}, .dilation = {1, 2, 1}},
+                 {1, 4, 9, 12, 11}};
+    // oneDNN's blocked kernels in 1-d, 2-d and 3-d, stride 2, bias.
+    conv_case c16_1{{.in_channels = 16, .out_channels = 32, .kernel_size = {4}, .stride = {2}, .padding = {1},
+                     .bias = true},
+                    {2, 16, 23}};
+    conv_case c16_3{{.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3, 3}, .stride = {2}, .padding = {1},
+                     .bias = true},
+                    {1, 16, 7, 6, 5}};
+    for (const auto& c : {c16_1, c16_3}) {
+        EXPECT_EQ(check_against_reference<float>(c, kernels::conv_engine::automatic, gen), 5);
+        check_against_reference<float>(c, kernels::conv_engine::im2col, gen);
+    }
+    for (auto engine : {kernels::conv_engine::automatic, kernels::conv_engine::im2col}) {
+        check_against_reference<float>(c2, engine, gen);
+        check_against_reference<double>(c2, engine, gen);
+        check_against_reference<float>(c3, engine, gen);
+        check_against_reference<double>(c3, engine, gen);
+    }
+}
+
+TEST(kernel_convolution, float_uses_onednn_where_it_is_fast) {
+    kernels::convolution<float> conv({.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .padding = {1}});
+    std::mt19937_64 gen(3);
+    const auto x = test::random_tensor<float>({2, 16, 12, 12}, gen);
+    const auto w = test::random_tensor<float>(conv.weight_shape(), gen);
+    tensor<float> y, dx, dw = xt::zeros<float>(conv.weight_shape());
+    conv.forward(x, w, nullptr, y);
+    EXPECT_EQ(conv.last_engine().rfind("onednn:", 0), 0u) << conv.last_engine();
+    conv.backward_data(y, w, shape_of(x), dx);
+    EXPECT_EQ(conv.last_engine().rfind("onednn:", 0), 0u) << conv.last_engine();
+    conv.backward_weights(x, y, dw, nullptr);
+    EXPECT_EQ(conv.last_engine().rfind("onednn:", 0), 0u) << conv.last_engine();
+    kernels::convolution<double> conv64({.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}});
+    tensor<double> y64;
+    conv64.forward(xt::cast<double>(x), xt::cast<double>(w), nullptr, y64);
+    EXPECT_EQ(conv64.last_engine(), "im2col");
+}
+
+TEST(kernel_convolution, refuses_bad_arguments) {
+    kernels::convolution<double> conv({.in_channels = 2, .out_channels = 3, .kernel_size = {3}, .bias = true});
+    tensor<double> y, dx;
+    const tensor<double> x = xt::zeros<double>(shape_t{1, 2, 5}), w = xt::zeros<double>(shape_t{3, 2, 3}),
+                         b = xt::zeros<double>(shape_t{3});
+    EXPECT_THROW(conv.forward(x, w, nullptr, y), invalid_argument);                                   // bias missing
+    EXPECT_THROW(conv.forward(tensor<double>(xt::zeros<double>(shape_t{1, 3, 5})), w, &b, y), invalid_argument);
+    EXPECT_THROW(conv.forward(tensor<double>(xt::zeros<double>(shape_t{1, 2, 2})), w, &b, y), invalid_argument);
+    EXPECT_THROW(conv.forward(x, tensor<double>(xt::zeros<double>(shape_t{3, 2, 2})), &b, y), invalid_argument);
+    EXPECT_THROW(conv.backward_data(tensor<double>(xt::zeros<double>(shape_t{1, 3, 4})), w, {1, 2, 5}, dx),
+                 invalid_argument);  // dy has 4 positions, the output has 3
+    tensor<double> dw = xt::zeros<double>(shape_t{3, 2});
+    EXPECT_THROW(conv.backward_weights(x, tensor<double>(xt::zeros<double>(shape_t{1, 3, 3})), dw, nullptr),
+                 invalid_argument);
+    EXPECT_THROW(kernels::convolution<float>({.in_channels = 1, .out_channels = 1, .kernel_size = {}}),
+                 invalid_argument);
+    EXPECT_THROW(kernels::convolution<float>({.in_channels = 1, .out_channels = 1, .kernel_size = {3, 3},
+                                              .stride = {1, 2, 1}}),
+                 invalid_argument);
+}
+
+TEST(kernel_convolution, concurrent_objects_on_many_threads) {
+    // Each thread owns its objects (as each simulated worker does) and checks its own results.
+    std::vector<std::thread> threads;
+    std::vector<int> failures(6, 0);
+    for (int t = 0; t < 6; ++t)
+        threads.emplace_back([t, &failures] {
+            std::mt19937_64 gen(100 + t);
+            const kernels::conv_geometry g{.in_channels = 3, .out_channels = 4, .kernel_size = {3, 3},
+                                           .stride = {1 + std::size_t(t % 2)}, .padding = {1}, .bias = true};
+            kernels::convolution<float> conv(g);
+            kernels::convolution<double> conv64(g);
+            const ref::conv_geometry rg{g.stride, g.padding, g.dilation};
+            const auto x = test::random_tensor<double>({2, 3, 11, 10}, gen);
+            const auto w = test::random_tensor<double>({4, 3, 3, 3}, gen);
+            const auto b = test::random_tensor<double>({4}, gen);
+            const auto expected = ref::conv_forward(x, w, &b, rg);
+            const tensor<float> xf = xt::cast<float>(x), wf = xt::cast<float>(w), bf = xt::cast<float>(b);
+            tensor<float> y;
+            tensor<double> y64, dx64;
+            for (int round = 0; round < 3; ++round) {
+                conv.forward(xf, wf, &bf, y);
+                conv64.forward(x, w, &b, y64);
+                conv64.backward_data(y64, w, shape_of(x), dx64);
+                if (test::relative_error(tensor<double>(xt::cast<double>(y)), expected) > 1e-5) ++failures[t];
+                if (test::relative_error(y64, expected) > 1e-12) ++failures[t];
+            }
+        });
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < 6; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
