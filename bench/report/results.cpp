@@ -1,5 +1,6 @@
 #include "bench/report/results.hpp"
 
+#include <cctype>
 #include <sstream>
 #include <stdexcept>
 
@@ -34,6 +35,28 @@ role_result read_run(const nlohmann::json& run) {
 }
 
 }  // namespace
+
+bool workload_order::operator()(const std::string& a, const std::string& b) const {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = std::isdigit(static_cast<unsigned char>(a[i])), db = std::isdigit(static_cast<unsigned char>(b[j]));
+        if (da && db) {
+            std::size_t ei = i, ej = j;
+            while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+            while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+            const std::string na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+            if (na.size() != nb.size()) return na.size() < nb.size();  // no leading zeros in our names
+            if (na != nb) return na < nb;
+            i = ei;
+            j = ej;
+        } else {
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
 
 std::optional<double> workload_result::ratio(const std::string& role) const {
     const auto ours = roles.find("ours"), other = roles.find(role);

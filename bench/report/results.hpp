@@ -25,13 +25,19 @@ struct workload_result {
     std::optional<double> ratio(const std::string& role = "baseline") const;
 };
 
+// Workload names in a readable order: segment by segment, numbers inside a segment compared
+// as numbers ("w4" before "w16").
+struct workload_order {
+    bool operator()(const std::string& a, const std::string& b) const;
+};
+
 struct results {
     std::string cpu;
     unsigned cores = 0;
     std::string commit;
     std::string date;
     bool quick = false;
-    std::map<std::string, workload_result> workloads;  // by workload name
+    std::map<std::string, workload_result, workload_order> workloads;  // by workload name
 };
 
 // "<role>/<workload>" with Google Benchmark's suffixes ("/iterations:10", "/manual_time", ...)

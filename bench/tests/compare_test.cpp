@@ -104,5 +104,14 @@ TEST(results, google_benchmark_runs_pair_into_ratios) {
     EXPECT_DOUBLE_EQ(*from_json(j).workloads.at("x/mpi/w4/large").ratio(), 1.5);
 }
 
+TEST(results, workloads_sort_with_numbers_as_numbers) {
+    const workload_order less;
+    EXPECT_TRUE(less("broadcast/mpi/w4/large", "broadcast/mpi/w16/large"));
+    EXPECT_FALSE(less("broadcast/mpi/w16/large", "broadcast/mpi/w4/large"));
+    EXPECT_TRUE(less("broadcast/mpi/w16/large", "broadcast/sim/w4/large"));
+    EXPECT_FALSE(less("a/w4", "a/w4"));
+    EXPECT_TRUE(less("a/w4", "a/w4/x"));
+}
+
 }  // namespace
 }  // namespace distdl::bench::report
