@@ -21,6 +21,11 @@ class module_step final : public step {
         op_->forward(x_, y_);
         op_->adjoint(y_, dx_);
     }
+    std::vector<double> outputs() const override {
+        std::vector<double> out(y_.begin(), y_.end());
+        out.insert(out.end(), dx_.begin(), dx_.end());
+        return out;
+    }
 
   private:
     std::unique_ptr<module<double>> op_;
@@ -37,14 +42,24 @@ cartesian_partition grid_of(const partition& world, int count, const shape_t& sh
     return world.create_partition_inclusive(first_ranks(count)).create_cartesian_topology_partition(shape);
 }
 
-tensor<double> filled(const shape_t& shape) { return tensor<double>(shape, 1.0); }
+// A worker's own piece: element i holds input_value(i, rank).
+tensor<double> filled(const shape_t& shape, int rank) {
+    tensor<double> t(shape);
+    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = input_value(i, rank);
+    return t;
+}
 
-// The balanced piece of `global` that this worker owns on P.
+// The balanced piece of a 2-d `global` tensor that this worker owns on P: element (i, j) holds
+// input_value of its global flat index.
 tensor<double> piece(const cartesian_partition& P, const shape_t& global) {
-    shape_t local(global.size());
     const shape_t index = P.index();
-    for (std::size_t d = 0; d < global.size(); ++d) local[d] = balanced_size(global[d], P.shape()[d], index[d]);
-    return filled(local);
+    const index_box box = balanced_box(global, P.shape(), index);
+    const shape_t local = box.extent();
+    tensor<double> t(local);
+    for (std::size_t i = 0; i < local[0]; ++i)
+        for (std::size_t j = 0; j < local[1]; ++j)
+            t.data()[i * local[1] + j] = input_value((box.start[0] + i) * global[1] + box.start[1] + j, 0);
+    return t;
 }
 
 }  // namespace
@@ -58,17 +73,18 @@ std::unique_ptr<step> make_distdl_step(const workload& w, const std::shared_ptr<
             const auto P_x = grid_of(W, 1, shape_t(grid.size(), 1));
             const auto P_y = grid_of(W, w.workers, grid);
             return std::make_unique<module_step>(std::make_unique<broadcast<double>>(P_x, P_y),
-                                                 P_x.active() ? filled(w.shape) : absent);
+                                                 P_x.active() ? filled(w.shape, world->rank()) : absent);
         }
         case primitive_kind::sum_reduce: {
             const auto P_x = grid_of(W, w.workers, grid);
             const auto P_y = grid_of(W, 1, shape_t(grid.size(), 1));
-            return std::make_unique<module_step>(std::make_unique<sum_reduce<double>>(P_x, P_y), filled(w.shape));
+            return std::make_unique<module_step>(std::make_unique<sum_reduce<double>>(P_x, P_y),
+                                                 filled(w.shape, world->rank()));
         }
         case primitive_kind::all_sum_reduce: {
             const auto P_x = grid_of(W, w.workers, grid);
             return std::make_unique<module_step>(std::make_unique<all_sum_reduce<double>>(P_x, std::vector<std::size_t>{0}),
-                                                 filled(w.shape));
+                                                 filled(w.shape, world->rank()));
         }
         case primitive_kind::repartition: {
             const auto P_x = grid_of(W, w.workers, grid);

@@ -2,6 +2,7 @@
 // on the same ranks and data, with Google Benchmark. See bench/README.md.
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -43,6 +44,9 @@ const char* usage =
     "  --quick           few iterations (development, smoke tests)\n"
     "  --workers LIST    simulator worker counts (default 4,16)\n"
     "  --out FILE        also write Google Benchmark JSON to FILE (rank 0)\n"
+    "  --check           (mpi only) instead of timing, run distdl and the raw-MPI baseline once\n"
+    "                    on the same inputs and require bit-identical outputs on every rank\n"
+    "                    (proves the baselines do the same work); exit status 1 on a mismatch\n"
     "  --small-iterations N, --large-iterations N   timed iterations per benchmark\n"
     "                    (default 1000 and 10; --quick: 20 and 2)\n"
     "Time per iteration is the slowest worker's (manual time); counters: bytes_per_second\n"
@@ -53,6 +57,7 @@ const char* usage =
 struct options {
     std::string transport = "sim";
     bool quick = false;
+    bool check = false;
     std::set<int> workers{4, 16};
     std::string out;
     std::optional<int> small_iterations, large_iterations;
@@ -91,6 +96,8 @@ options parse(int& argc, char** argv) {
             if (o.transport != "sim" && o.transport != "mpi") fail("--transport must be sim or mpi, got '" + o.transport + "'");
         } else if (a == "--quick") {
             o.quick = true;
+        } else if (a == "--check") {
+            o.check = true;
         } else if (a == "--workers") {
             o.workers.clear();
             std::stringstream list(value("--workers"));
@@ -108,6 +115,7 @@ options parse(int& argc, char** argv) {
         }
     }
     argc = kept;
+    if (o.check && o.transport != "mpi") fail("--check compares with the raw-MPI baselines: it needs --transport mpi");
     return o;
 }
 
@@ -210,6 +218,35 @@ int run_benchmarks(int argc, char** argv, const options& o, bool print) {
     return 0;
 }
 
+// distdl against the raw-MPI baseline on every workload of this world size: same inputs, one
+// forward + adjoint each, outputs bit-identical on every rank. Returns the exit status.
+int check_baselines(const std::shared_ptr<communicator>& world) {
+    int failures = 0;
+    for (const workload& w : all_workloads()) {
+        if (w.workers != world->size()) continue;
+        auto ours = make_distdl_step(w, world);
+        auto baseline = make_mpi_step(w, world);
+        ours->run();
+        baseline->run();
+        const auto a = ours->outputs(), b = baseline->outputs();
+        const bool same = a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+        const auto differing = world->all_reduce_sum<std::int64_t>(same ? 0 : 1);
+        if (!same) {
+            std::ostringstream line;  // one write per rank, so lines of different ranks do not interleave
+            line << "check " << w.name("mpi") << ": rank " << world->rank() << " has " << a.size()
+                 << " output values from distdl and " << b.size() << " from the baseline"
+                 << (a.size() == b.size() ? ", with different values" : "") << "\n";
+            std::cerr << line.str() << std::flush;
+        }
+        if (world->rank() == 0)
+            std::cout << "check " << w.name("mpi") << " (" << w.describe() << "): "
+                      << (differing == 0 ? "same outputs" : "MISMATCH on " + std::to_string(differing) + " ranks")
+                      << std::endl;
+        if (differing != 0) ++failures;
+    }
+    return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -228,9 +265,13 @@ int main(int argc, char** argv) {
     int status = 0;
     try {
         auto world = mpi::world_communicator();
-        suite s(o, world);
-        s.register_all();
-        status = run_benchmarks(argc, argv, o, world->rank() == 0);
+        if (o.check) {
+            status = check_baselines(world);
+        } else {
+            suite s(o, world);
+            s.register_all();
+            status = run_benchmarks(argc, argv, o, world->rank() == 0);
+        }
     } catch (const std::exception& e) {
         std::cerr << "distdl-bench: " << e.what() << "\n";
         env.abort(1);  // the other ranks may be waiting in a collective

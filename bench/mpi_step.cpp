@@ -19,12 +19,19 @@ void check(int code, const char* what) { DISTDL_REQUIRE(code == MPI_SUCCESS, "MP
 
 int as_int(std::size_t v) { return mpi::to_int(v, "MPI baseline count"); }
 
+std::vector<double> concatenated(const std::vector<double>& a, const std::vector<double>& b) {
+    std::vector<double> out(a);
+    out.insert(out.end(), b.begin(), b.end());
+    return out;
+}
+
 // Broadcast: MPI_Bcast from rank 0 forward, MPI_Reduce to rank 0 back. SumReduce: the reverse.
 class bcast_reduce_step final : public step {
   public:
     bcast_reduce_step(MPI_Comm comm, std::size_t count, bool broadcast_first)
-        : comm_(comm), count_(as_int(count)), broadcast_first_(broadcast_first), x_(count, 1.0), y_(count, 0.0) {
+        : comm_(comm), count_(as_int(count)), broadcast_first_(broadcast_first), x_(count), y_(count, 0.0) {
         MPI_Comm_rank(comm_, &rank_);
+        for (std::size_t i = 0; i < count; ++i) x_[i] = input_value(i, rank_);
     }
     void run() override {
         if (broadcast_first_) {
@@ -34,6 +41,14 @@ class bcast_reduce_step final : public step {
             reduce();
             check(MPI_Bcast(y_.data(), count_, MPI_DOUBLE, 0, comm_), "MPI_Bcast");
         }
+    }
+    // Broadcast: the copy (x_, every rank), then the sum on the root. SumReduce: the sum on the
+    // root, then its copy on every rank (y_).
+    std::vector<double> outputs() const override {
+        std::vector<double> out = broadcast_first_ ? x_ : std::vector<double>{};
+        if (rank_ == 0) out.insert(out.end(), y_.begin(), y_.end());
+        if (!broadcast_first_) out.insert(out.end(), y_.begin(), y_.end());
+        return out;
     }
 
   private:
@@ -51,11 +66,16 @@ class bcast_reduce_step final : public step {
 // AllSumReduce over all workers: MPI_Allreduce forward and again for the (self-)adjoint.
 class allreduce_step final : public step {
   public:
-    allreduce_step(MPI_Comm comm, std::size_t count) : comm_(comm), count_(as_int(count)), x_(count, 1.0), y_(count), dx_(count) {}
+    allreduce_step(MPI_Comm comm, std::size_t count) : comm_(comm), count_(as_int(count)), x_(count), y_(count), dx_(count) {
+        int rank = 0;
+        MPI_Comm_rank(comm_, &rank);
+        for (std::size_t i = 0; i < count; ++i) x_[i] = input_value(i, rank);
+    }
     void run() override {
         check(MPI_Allreduce(x_.data(), y_.data(), count_, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
         check(MPI_Allreduce(y_.data(), dx_.data(), count_, MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
     }
+    std::vector<double> outputs() const override { return concatenated(y_, dx_); }
 
   private:
     MPI_Comm comm_;
@@ -76,7 +96,10 @@ class alltoallv_step final : public step {
         const auto P = static_cast<std::size_t>(size), r = static_cast<std::size_t>(rank);
         width_ = balanced_size(m, P, r);
         height_ = balanced_size(n, P, r);
-        x_.assign(n * width_, 1.0);
+        x_.resize(n * width_);
+        const std::size_t first_col = balanced_start(m, P, r);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < width_; ++j) x_[i * width_ + j] = input_value(i * m + first_col + j, 0);
         y_.assign(height_ * m, 0.0);
         buffer_.assign(height_ * m, 0.0);
         dx_.assign(n * width_, 0.0);
@@ -107,6 +130,7 @@ class alltoallv_step final : public step {
                             send_counts_.data(), send_displs_.data(), MPI_DOUBLE, comm_),
               "MPI_Alltoallv");
     }
+    std::vector<double> outputs() const override { return concatenated(y_, dx_); }
 
   private:
     MPI_Comm comm_;
@@ -128,7 +152,11 @@ class halo_step final : public step {
         const std::array<std::size_t, 2> index{static_cast<std::size_t>(rank) / grid[1], static_cast<std::size_t>(rank) % grid[1]};
         h_ = balanced_size(global[0], grid[0], index[0]);
         w_ = balanced_size(global[1], grid[1], index[1]);
-        x_.assign(h_ * w_, 1.0);
+        const std::size_t row0 = balanced_start(global[0], grid[0], index[0]);
+        const std::size_t col0 = balanced_start(global[1], grid[1], index[1]);
+        x_.resize(h_ * w_);
+        for (std::size_t i = 0; i < h_; ++i)
+            for (std::size_t j = 0; j < w_; ++j) x_[i * w_ + j] = input_value((row0 + i) * global[1] + col0 + j, 0);
         y_.assign((h_ + 2) * (w_ + 2), 0.0);
         dx_.assign(h_ * w_, 0.0);
         for (int di = -1; di <= 1; ++di)
@@ -164,6 +192,7 @@ class halo_step final : public step {
                 for (std::size_t j = 0; j < n.cols; ++j) dx_[(r0 + i) * w_ + c0 + j] += n.recv[i * n.cols + j];
         }
     }
+    std::vector<double> outputs() const override { return concatenated(y_, dx_); }
 
   private:
     struct neighbour {
