@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 usage() {
   cat <<'TEXT'
-usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--compare OLD.json [--tolerance T]]
-                        [-- distdl-bench flags]
+usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"]
+                        [--compare OLD.json [--tolerance T] [--min-baseline S]] [-- distdl-bench flags]
 
   --quick          a few iterations per benchmark (seconds per benchmark; direction only)
   --out DIR        where bench.md, bench.json and bench.svg go (default: reports)
@@ -18,11 +18,14 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--compare OLD.js
                    bench.json); exit status 1 when any ratio grew by more than the tolerance
                    or a benchmark of OLD is missing
   --tolerance T    allowed growth of a ratio before it counts as worse (default 0.25 = 25%)
+  --min-baseline S benchmarks whose baseline takes less than S seconds per iteration are not
+                   compared (default 1e-6: the simulator's memcpy of small tensors, whose
+                   ratio measures the clock)
   -- ...           further flags for distdl-bench (e.g. --benchmark_filter=broadcast)
 TEXT
 }
 
-quick=() out=reports ranks="4 16" compare="" tolerance=0.25 extra=()
+quick=() out=reports ranks="4 16" compare="" tolerance=0.25 min_baseline=1e-6 extra=()
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
@@ -30,6 +33,7 @@ while (($#)); do
     --ranks) ranks="${2:?--ranks needs a list}"; shift ;;
     --compare) compare="${2:?--compare needs a bench.json}"; shift ;;
     --tolerance) tolerance="${2:?--tolerance needs a number}"; shift ;;
+    --min-baseline) min_baseline="${2:?--min-baseline needs a number of seconds}"; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -72,5 +76,6 @@ fi
 
 if [[ -n "$compare" ]]; then
   echo "bench.sh: comparing with $compare (tolerance $tolerance)"
-  "$bin/report/distdl-bench-report" --compare "$work/old.json" "$out/bench.json" --tolerance "$tolerance"
+  "$bin/report/distdl-bench-report" --compare "$work/old.json" "$out/bench.json" --tolerance "$tolerance" \
+    --min-baseline "$min_baseline"
 fi

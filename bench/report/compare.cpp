@@ -14,9 +14,14 @@ std::string show(const std::optional<double>& ratio) {
     return s.str();
 }
 
+double baseline_seconds(const workload_result& w) {
+    const auto it = w.roles.find("baseline");
+    return it == w.roles.end() ? 0.0 : it->second.seconds;
+}
+
 }  // namespace
 
-comparison compare(const results& old_run, const results& new_run, double tolerance) {
+comparison compare(const results& old_run, const results& new_run, double tolerance, double min_baseline_seconds) {
     comparison c;
     for (const auto& [name, old_w] : old_run.workloads) {
         const auto old_ratio = old_w.ratio();
@@ -27,6 +32,9 @@ comparison compare(const results& old_run, const results& new_run, double tolera
         if (!row.new_ratio) {
             row.verdict = "MISSING";
             ++c.missing;
+        } else if (baseline_seconds(old_w) < min_baseline_seconds ||
+                   baseline_seconds(found->second) < min_baseline_seconds) {
+            row.verdict = "skipped";
         } else if (*row.new_ratio > *old_ratio * (1 + tolerance)) {
             row.verdict = "WORSE";
             ++c.worse;
@@ -58,7 +66,8 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
             out << "missing: benchmark " << r.workload
                 << " is in the old results but has no ratio in the new run (not run, or its ours/baseline "
                    "half is absent)\n";
-    out << "tolerance: a ratio may grow by " << tolerance * 100 << "% before it counts as worse\n";
+    out << "tolerance: a ratio may grow by " << tolerance * 100 << "% before it counts as worse; "
+        << "skipped: a baseline faster than the floor (timer noise), not compared\n";
     if (c.passed()) {
         out << "PASS: no benchmark got worse\n";
         return 0;

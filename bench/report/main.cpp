@@ -19,14 +19,16 @@ using namespace distdl::bench::report;
 
 const char* usage =
     "usage: distdl-bench-report [--out-dir DIR] [--commit HASH] [--date TEXT] RUN.json...\n"
-    "       distdl-bench-report --compare OLD.json NEW.json [--tolerance T]\n"
+    "       distdl-bench-report --compare OLD.json NEW.json [--tolerance T] [--min-baseline S]\n"
     "\n"
     "First form: reads Google Benchmark JSON files written by distdl-bench (--out) and writes\n"
     "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports).\n"
     "Second form: compares two summaries (bench.json) workload by workload: a ratio to baseline\n"
     "(ours / baseline time) that grew by more than T (default 0.25 = 25%) is WORSE; a workload of\n"
-    "OLD without a ratio in NEW is MISSING. Prints a table; exit status 0 when nothing is worse or\n"
-    "missing, 1 otherwise, 2 on bad input.\n";
+    "OLD without a ratio in NEW is MISSING; one whose baseline took less than S seconds per\n"
+    "iteration in either run (default 1e-6: the simulator's memcpy of small tensors) is skipped, as\n"
+    "its ratio measures the clock. Prints a table; exit status 0 when nothing is worse or missing,\n"
+    "1 otherwise, 2 on bad input.\n";
 
 nlohmann::json read_json(const std::string& path) {
     std::ifstream in(path);
@@ -61,9 +63,23 @@ void write_file(const std::string& path, const std::string& text) {
     if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+double non_negative(const std::string& flag, const std::string& text) {
+    std::size_t used = 0;
+    double v = -1;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || !(v >= 0))
+        throw std::invalid_argument(flag + " must be a number >= 0, got '" + text + "'");
+    return v;
+}
+
 int run(const std::vector<std::string>& args) {
     std::string out_dir = "reports", commit, date = utc_now(), compare_old, compare_new;
     double tolerance = default_tolerance;
+    double min_baseline = default_min_baseline_seconds;
     bool comparing = false;
     std::vector<std::string> inputs;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -82,15 +98,9 @@ int run(const std::vector<std::string>& args) {
         } else if (a == "--date") {
             date = value();
         } else if (a == "--tolerance") {
-            const std::string t = value();
-            std::size_t used = 0;
-            try {
-                tolerance = std::stod(t, &used);
-            } catch (const std::exception&) {
-                used = 0;
-            }
-            if (used != t.size() || !(tolerance >= 0))
-                throw std::invalid_argument("--tolerance must be a number >= 0 (0.25 = 25%), got '" + t + "'");
+            tolerance = non_negative(a, value());
+        } else if (a == "--min-baseline") {
+            min_baseline = non_negative(a, value());
         } else if (a == "--compare") {
             comparing = true;
             compare_old = value();
@@ -105,7 +115,7 @@ int run(const std::vector<std::string>& args) {
         if (!inputs.empty()) throw std::invalid_argument("--compare takes exactly OLD.json NEW.json");
         const results old_run = from_json(read_json(compare_old));
         const results new_run = from_json(read_json(compare_new));
-        return print_comparison(std::cout, compare(old_run, new_run, tolerance), tolerance);
+        return print_comparison(std::cout, compare(old_run, new_run, tolerance, min_baseline), tolerance);
     }
     if (inputs.empty()) throw std::invalid_argument("no benchmark JSON files given");
     results r;

@@ -3,6 +3,7 @@
 // message naming it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -60,6 +61,16 @@ TEST(compare, a_new_benchmark_is_listed_but_does_not_fail) {
     EXPECT_TRUE(c.passed());
     ASSERT_EQ(c.rows.size(), 3u);
     EXPECT_EQ(c.rows.back().verdict, "new");
+}
+
+TEST(compare, a_baseline_below_the_floor_is_skipped_not_failed) {
+    // repartition/mpi/w4/small: baseline 20 us in both runs, below a 1 ms floor.
+    const comparison c = compare(load("old.json"), load("worse.json"), default_tolerance, 1e-3);
+    EXPECT_EQ(c.worse, 1);  // broadcast (baseline 10 ms) is still compared
+    const auto row = std::find_if(c.rows.begin(), c.rows.end(),
+                                  [](const comparison_row& r) { return r.workload == "repartition/mpi/w4/small"; });
+    ASSERT_NE(row, c.rows.end());
+    EXPECT_EQ(row->verdict, "skipped");
 }
 
 TEST(results, google_benchmark_output_is_refused_as_a_summary) {
