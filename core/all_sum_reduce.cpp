@@ -1,5 +1,6 @@
 #include "core/all_sum_reduce.hpp"
 
+#include "core/detail/argument_agreement.hpp"
 #include "core/team_exchange.hpp"
 
 namespace distdl {
@@ -31,10 +32,15 @@ const std::vector<std::size_t>& checked_axes(const cartesian_partition& P_x, con
 }  // namespace
 
 template <class T>
-all_sum_reduce<T>::all_sum_reduce(const cartesian_partition& P_x, std::vector<std::size_t> axes_reduce)
-    : state_(std::make_unique<state>(
-          state{P_x.create_allreduction_partition(checked_axes(P_x, axes_reduce)), P_x.world_comm(), {}})) {
-    detail::require_same_dtype(*state_->world, dtype_of<T>(), "AllSumReduce");
+all_sum_reduce<T>::all_sum_reduce(const cartesian_partition& P_x, std::vector<std::size_t> axes_reduce) {
+    // Before the axes are checked and the teams built, both of which must happen everywhere alike.
+    detail::argument_agreement("AllSumReduce")
+        .element_type(dtype_of<T>())
+        .list("P_x shape", P_x.shape())
+        .list("axes_reduce", axes_reduce)
+        .require(*P_x.world_comm());
+    state_ = std::make_unique<state>(
+        state{P_x.create_allreduction_partition(checked_axes(P_x, axes_reduce)), P_x.world_comm(), {}});
 }
 
 template <class T>

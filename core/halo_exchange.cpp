@@ -5,8 +5,9 @@
 #include <cstdint>
 
 #include "core/box_copy.hpp"
+#include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
-#include "core/dtype_agreement.hpp"
+#include "core/detail/argument_agreement.hpp"
 #include "core/error.hpp"
 
 // How it works. The layout is static (global shape and geometry are given at construction),
@@ -25,8 +26,11 @@ std::size_t kernel_output_length(std::size_t n, std::size_t k, std::size_t s, st
     DISTDL_REQUIRE(k >= 1 && s >= 1 && d >= 1, "kernel_output_length: kernel size " << k << ", stride " << s
                                                                                      << " and dilation " << d
                                                                                      << " must be at least 1");
-    const std::size_t span = d * (k - 1) + 1;  // extent of one dilated kernel application
-    const std::size_t padded = n + 2 * p;
+    // Extent of one dilated kernel application, and the padded length.
+    const std::size_t span = checked_add(checked_mul(d, k - 1, "kernel extent dilation*(kernel_size-1)"), 1,
+                                         "kernel extent dilation*(kernel_size-1)+1");
+    const std::size_t padded = checked_add(n, checked_mul(2, p, "padded length n+2*padding"),
+                                           "padded length n+2*padding");
     return padded < span ? 0 : (padded - span) / s + 1;
 }
 
@@ -91,13 +95,19 @@ window_box halo_exchange<T>::state::window_of(const shape_t& index) const {
         const std::size_t m = kernel_output_length(global_shape[d], k, s, p, dil);
         const std::size_t a = balanced_start(m, P_x.shape()[d], index[d]);
         const std::size_t b = balanced_stop(m, P_x.shape()[d], index[d]);
+        // Every bound lies in [0, n + 2p], which the constructor checked fits a signed offset.
+        const char* what = "HaloExchange window bound";
+        const signed_index lo = checked_signed(checked_mul(s, a, what), what) - checked_signed(p, what);
         if (b <= a) {  // empty output block: needs nothing (an empty window at its start)
-            w.lo[d] = w.hi[d] = static_cast<signed_index>(s * a) - static_cast<signed_index>(p);
+            w.lo[d] = w.hi[d] = lo;
             continue;
         }
         // Padded indices [s*a, s*(b-1) + dil*(k-1) + 1), shifted by -p into unpadded ones.
-        w.lo[d] = static_cast<signed_index>(s * a) - static_cast<signed_index>(p);
-        w.hi[d] = static_cast<signed_index>(s * (b - 1) + dil * (k - 1) + 1) - static_cast<signed_index>(p);
+        w.lo[d] = lo;
+        w.hi[d] = checked_signed(checked_add(checked_add(checked_mul(s, b - 1, what), checked_mul(dil, k - 1, what), what),
+                                             1, what),
+                                 what) -
+                  checked_signed(p, what);
     }
     return w;
 }
@@ -181,7 +191,16 @@ void halo_exchange<T>::state::plan() {
 
 template <class T>
 halo_exchange<T>::halo_exchange(const cartesian_partition& P_x, shape_t global_shape, kernel_geometry geometry) {
-    detail::require_same_dtype(*P_x.world_comm(), dtype_of<T>(), "HaloExchange");
+    // First, before anything that could fail on some workers only: the same arguments everywhere.
+    detail::argument_agreement("HaloExchange")
+        .element_type(dtype_of<T>())
+        .list("P_x shape", P_x.shape())
+        .list("global_shape", global_shape)
+        .list("kernel_size", geometry.kernel_size)
+        .list("stride", geometry.stride)
+        .list("padding", geometry.padding)
+        .list("dilation", geometry.dilation)
+        .require(*P_x.world_comm());
     const std::size_t dim = global_shape.size();
     const auto describe = [&]() {
         return "HaloExchange on P_x shape " + format_list(P_x.shape()) + " with global shape " +
@@ -208,6 +227,16 @@ halo_exchange<T>::halo_exchange(const cartesian_partition& P_x, shape_t global_s
                                   << " + 2*padding " << p << " < dilation " << dil << " * (kernel size " << k
                                   << " - 1) + 1 = " << dil * (k - 1) + 1);
     }
+    // Window bounds are signed offsets into the padded tensor, whose every length and whose
+    // volume (the bound of every window's volume) must fit.
+    shape_t padded_shape(dim);
+    for (std::size_t d = 0; d < dim; ++d) {
+        const std::string what = describe() + ": padded length of dimension " + std::to_string(d);
+        padded_shape[d] = checked_add(global_shape[d], checked_mul(2, geometry.padding[d], what), what);
+        checked_signed(padded_shape[d], what);
+    }
+    checked_mul(checked_volume(padded_shape, describe() + ": padded volume"), sizeof(T),
+                describe() + ": bytes of the padded tensor");
     state_ = std::make_unique<state>(P_x, std::move(global_shape), std::move(geometry));
     if (P_x.active()) state_->plan();
 }

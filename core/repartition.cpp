@@ -9,7 +9,7 @@
 #include "core/box_copy.hpp"
 #include "core/decomposition.hpp"
 #include "core/error.hpp"
-#include "core/dtype_agreement.hpp"
+#include "core/detail/argument_agreement.hpp"
 
 // How it works. Every worker of the world builds the module; only the workers of the union
 // of P_x and P_y take part in a call. Each call first all-gathers the local input shapes over
@@ -265,7 +265,12 @@ void repartition<T>::state::move(bool forward, const T* src, T* dst) {
 template <class T>
 repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_partition& P_y,
                             repartition_options options) {
-    detail::require_same_dtype(*P_x.world_comm(), dtype_of<T>(), "Repartition");
+    detail::argument_agreement("Repartition")
+        .element_type(dtype_of<T>())
+        .list("P_x shape", P_x.shape())
+        .list("P_y shape", P_y.shape())
+        .flag("preserve_batch", options.preserve_batch)
+        .require(*P_x.world_comm());
     DISTDL_REQUIRE_AS(P_x.dim() == P_y.dim(), partition_error,
                       "Repartition: P_x shape " << format_list(P_x.shape()) << " and P_y shape "
                                                 << format_list(P_y.shape()) << " differ in dimension ("

@@ -1,5 +1,6 @@
 #include "reference/halo_exchange.hpp"
 
+#include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
 #include "core/error.hpp"
 #include "reference/repartition.hpp"
@@ -9,9 +10,15 @@ namespace distdl::ref {
 std::size_t kernel_output_length(std::size_t n, std::size_t k, std::size_t s, std::size_t p, std::size_t d) {
     DISTDL_REQUIRE(k >= 1 && s >= 1 && d >= 1,
                    "ref::kernel_output_length: kernel " << k << ", stride " << s << ", dilation " << d);
+    const std::size_t span = checked_add(checked_mul(d, k - 1, "ref: dilation*(kernel-1)"), 1, "ref: kernel extent");
+    const std::size_t padded = checked_add(n, checked_mul(2, p, "ref: 2*padding"), "ref: padded length");
+    // The oracle counts positions one by one, so it takes lengths a test can count.
+    DISTDL_REQUIRE(padded <= max_padded_length, "ref::kernel_output_length: padded length " << padded
+                                                                                            << " exceeds the oracle's limit "
+                                                                                            << max_padded_length);
     // Count the output positions j with s*j + d*(k-1) <= n + 2p - 1 directly.
     std::size_t m = 0;
-    while (s * m + d * (k - 1) + 1 <= n + 2 * p) ++m;
+    while (checked_add(checked_mul(s, m, "ref: stride*position"), span, "ref: window end") <= padded) ++m;
     return m;
 }
 
@@ -22,8 +29,11 @@ halo_window halo_window_of(std::size_t n, std::size_t parts, std::size_t i, std:
     std::size_t a = 0;
     for (std::size_t j = 0; j < i; ++j) a += sizes[j];
     const std::size_t b = a + sizes[i];
-    if (b == a) return {s * a, s * a};
-    return {s * a, s * (b - 1) + d * (k - 1) + 1};
+    const std::size_t first = checked_mul(s, a, "ref: window start");
+    if (b == a) return {first, first};
+    return {first, checked_add(checked_add(checked_mul(s, b - 1, "ref: window end"), checked_mul(d, k - 1, "ref: window end"),
+                                           "ref: window end"),
+                               1, "ref: window end")};
 }
 
 namespace {
@@ -56,13 +66,16 @@ xt::xstrided_slice_vector window_slices(const shape_t& global_shape, const shape
 
 xt::xstrided_slice_vector interior_slices(const shape_t& global_shape, const std::vector<std::size_t>& p) {
     xt::xstrided_slice_vector slices;
-    for (std::size_t e = 0; e < global_shape.size(); ++e) slices.push_back(xt::range(p[e], p[e] + global_shape[e]));
+    for (std::size_t e = 0; e < global_shape.size(); ++e)
+        slices.push_back(xt::range(p[e], checked_add(p[e], global_shape[e], "ref: interior end")));
     return slices;
 }
 
 shape_t padded_shape(const shape_t& global_shape, const std::vector<std::size_t>& p) {
     shape_t padded = global_shape;
-    for (std::size_t e = 0; e < padded.size(); ++e) padded[e] += 2 * p[e];
+    for (std::size_t e = 0; e < padded.size(); ++e)
+        padded[e] = checked_add(padded[e], checked_mul(2, p[e], "ref: 2*padding"), "ref: padded length");
+    checked_volume(padded, "ref: padded volume");
     return padded;
 }
 

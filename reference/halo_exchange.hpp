@@ -20,7 +20,11 @@
 
 namespace distdl::ref {
 
-// m above (0 when the kernel does not fit).
+// Longest padded length (n + 2p) the oracle takes: it counts output positions one by one.
+constexpr std::size_t max_padded_length = std::size_t{1} << 32;
+
+// m above (0 when the kernel does not fit). Sizes that overflow 64 bits, or padded lengths
+// above max_padded_length, throw distdl::invalid_argument.
 std::size_t kernel_output_length(std::size_t n, std::size_t k, std::size_t s, std::size_t p, std::size_t d);
 
 // Padded-index window [first, last) of worker i of `parts` along one dimension.

@@ -1,6 +1,8 @@
 #include "verify/case_file.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,6 +19,9 @@ using json = nlohmann::json;
 
 constexpr int max_world_size = 4096;
 constexpr std::size_t max_x_volume = std::size_t{1} << 22;
+// Largest value of a count, an index or a per-dimension option (kernel size, stride, padding,
+// dilation): far beyond any case, and small enough that no derived size can overflow.
+constexpr std::size_t max_option_value = std::size_t{1} << 22;
 
 // Product of the extents, or limit + 1 as soon as it exceeds limit (so it never wraps around).
 std::size_t bounded_volume(const shape_t& shape, std::size_t limit) {
@@ -43,7 +48,12 @@ std::string describe(const json& value) {
         case json::value_t::boolean: return value.get<bool>() ? "true" : "false";
         case json::value_t::number_integer:
         case json::value_t::number_unsigned: return "the integer " + value.dump();
-        case json::value_t::number_float: return "the number " + value.dump();
+        case json::value_t::number_float: {
+            // Integers beyond 64 bits arrive as floating-point numbers.
+            const double v = value.get<double>();
+            const bool huge_integer = std::abs(v) >= 18446744073709551616.0 && std::floor(v) == v;
+            return "the number " + value.dump() + (huge_integer ? " (beyond 64-bit integers)" : "");
+        }
         case json::value_t::string: return "the string " + value.dump();
         case json::value_t::array: return "a list of " + std::to_string(value.size());
         case json::value_t::object: return "an object";
@@ -86,7 +96,7 @@ class validator {
             fail("world_size", "expected an integer in [1, " + std::to_string(max_world_size) + "], got " + describe(ws));
         spec_.world_size = ws.get<int>();
 
-        spec_.x_shape = shape(doc.at("x_shape"), "x_shape", 0);
+        spec_.x_shape = shape(doc.at("x_shape"), "x_shape", 0, max_x_volume);
         // Every worker builds every piece: keep a typo from exhausting memory.
         if (bounded_volume(spec_.x_shape, max_x_volume) > max_x_volume)
             fail("x_shape", format_list(spec_.x_shape) + " has more than " + std::to_string(max_x_volume) +
@@ -137,18 +147,27 @@ class validator {
         return value.get<std::string>();
     }
 
-    std::size_t non_negative(const json& value, const std::string& path, std::size_t minimum) const {
-        if (!is_non_negative_integer(value) || value.get<std::uint64_t>() < minimum)
-            fail(path, std::string("expected ") + (minimum > 0 ? "a positive" : "a non-negative") + " integer, got " +
-                           describe(value));
+    std::size_t non_negative(const json& value, const std::string& path, std::size_t minimum,
+                             std::size_t maximum = std::numeric_limits<std::size_t>::max()) const {
+        const bool unbounded = maximum == std::numeric_limits<std::size_t>::max();
+        if (!is_non_negative_integer(value) || value.get<std::uint64_t>() < minimum ||
+            value.get<std::uint64_t>() > maximum)
+            fail(path, std::string("expected ") + (minimum > 0 ? "a positive" : "a non-negative") + " integer" +
+                           (unbounded ? "" : " at most " + std::to_string(maximum)) + ", got " + describe(value));
         return value.get<std::size_t>();
     }
 
-    shape_t shape(const json& value, const std::string& path, std::size_t minimum) const {
+    std::size_t option_value(const json& value, const std::string& path) const {
+        return non_negative(value, path, 0, max_option_value);
+    }
+
+    shape_t shape(const json& value, const std::string& path, std::size_t minimum, std::size_t maximum) const {
         if (!value.is_array() || value.empty())
             fail(path, "expected a non-empty list of integers, got " + describe(value));
         shape_t out;
-        for (std::size_t i = 0; i < value.size(); ++i) out.push_back(non_negative(value[i], item(path, i), minimum));
+        // No extent can exceed the case limits on volumes and worlds (even beside a zero).
+        for (std::size_t i = 0; i < value.size(); ++i)
+            out.push_back(non_negative(value[i], item(path, i), minimum, maximum));
         return out;
     }
 
@@ -171,7 +190,7 @@ class validator {
             if (!value.contains(key)) fail(child(path, key), "missing (required)");
         partition_spec out;
         out.workers = workers(value.at("workers"), child(path, "workers"));
-        out.shape = shape(value.at("shape"), child(path, "shape"), 1);
+        out.shape = shape(value.at("shape"), child(path, "shape"), 1, static_cast<std::size_t>(max_world_size));
         const auto world_limit = static_cast<std::size_t>(max_world_size);
         const std::size_t holds = bounded_volume(out.shape, world_limit);
         if (holds != out.workers.size())
@@ -231,10 +250,10 @@ class validator {
                 case option_kind::boolean:
                     if (!v.is_boolean()) fail(opath, "expected true or false, got " + describe(v));
                     break;
-                case option_kind::count: non_negative(v, opath, 0); break;
+                case option_kind::count: option_value(v, opath); break;
                 case option_kind::index_list:
                     if (!v.is_array()) fail(opath, "expected a list of integers, got " + describe(v));
-                    for (std::size_t i = 0; i < v.size(); ++i) non_negative(v[i], item(opath, i), 0);
+                    for (std::size_t i = 0; i < v.size(); ++i) option_value(v[i], item(opath, i));
                     break;
                 case option_kind::per_dimension: per_dimension(v, opath); break;
             }
@@ -246,14 +265,14 @@ class validator {
         const std::size_t rank = spec_.x_shape.size();
         const std::size_t dims = rank > runner_->leading_dims ? rank - runner_->leading_dims : 0;
         if (is_integer(v)) {
-            non_negative(v, path, 0);
+            option_value(v, path);
             return;
         }
         if (!v.is_array())
             fail(path, "expected an integer or a list of " + std::to_string(dims) + " integers, got " + describe(v));
         if (v.size() != dims)
             fail(path, "expected " + std::to_string(dims) + " integers, got " + std::to_string(v.size()));
-        for (std::size_t i = 0; i < v.size(); ++i) non_negative(v[i], item(path, i), 0);
+        for (std::size_t i = 0; i < v.size(); ++i) option_value(v[i], item(path, i));
     }
 
     void expect(const json& value) {
@@ -311,6 +330,8 @@ class duplicate_key_guard {
         if (!frames_->empty() && !frames_->back().object) ++frames_->back().index;
     }
 
+  public:
+    // Where the parser is: the path of the value being read (for errors the parser raises).
     std::string path() const {
         std::string out;
         for (const auto& f : *frames_)
@@ -318,6 +339,7 @@ class duplicate_key_guard {
         return out;
     }
 
+  private:
     std::string file_;
     // Shared: nlohmann copies the callback.
     std::shared_ptr<std::vector<frame>> frames_ = std::make_shared<std::vector<frame>>();
@@ -358,10 +380,15 @@ case_spec load_case(const std::string& path, const runner_registry& registry) {
     std::ifstream in(path);
     if (!in) throw case_error(path + ": cannot open the file");
     nlohmann::json document;
+    const duplicate_key_guard guard(path);  // copies share its position
     try {
-        document = nlohmann::json::parse(in, duplicate_key_guard(path));
+        document = nlohmann::json::parse(in, guard);
     } catch (const nlohmann::json::parse_error& e) {
         throw case_error(path + ": invalid JSON: " + e.what());
+    } catch (const nlohmann::json::exception& e) {
+        // E.g. 1e400: a number no double holds (nlohmann reports no position for it).
+        const std::string where = guard.path();
+        throw case_error(path + ": " + (where.empty() ? "" : where + ": ") + "cannot read this value: " + e.what());
     }
     return parse_case(document, path, registry);
 }

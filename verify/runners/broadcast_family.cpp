@@ -48,7 +48,7 @@ std::vector<tensor<T>> route(const std::vector<tensor<T>>& in, const std::vector
                              const pairing& p, Serial serial) {
     const auto out = serial(pieces_of(in, from));
     return place<T>(out, to, p.world_size, [&](std::size_t w) {
-        if (rank_in(from, w) >= 0) return zero_volume<T>(batch_of(shape_of(in[w])), p.preserve_batch);
+        if (rank_in(from, w) >= 0) return runners::idle_piece<T>(batch_of(shape_of(in[w])), p.preserve_batch);
         return in[w];
     });
 }

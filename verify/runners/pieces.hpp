@@ -7,9 +7,70 @@
 #include <vector>
 
 #include "core/tensor.hpp"
+#include "verify/case_file.hpp"
 #include "verify/random.hpp"
 
 namespace distdl::verify::runners {
+
+// ---- The harness's own meaning of idle outputs and input splits (DESIGN §3) ----
+// Written here, not taken from core or the reference, so that a wrong zero-volume shape or a
+// wrong remainder placement there cannot agree with itself and pass the case library.
+
+// What a worker holding no piece passes or returns: shape {0}.
+template <class T>
+tensor<T> no_piece() {
+    return tensor<T>(shape_t{0});
+}
+
+// What a worker without output returns when the layer keeps the batch: {batch, 0}; else {0}.
+template <class T>
+tensor<T> idle_piece(std::size_t batch, bool preserve_batch) {
+    return preserve_batch ? tensor<T>(shape_t{batch, 0}) : tensor<T>(shape_t{0});
+}
+
+// Extents of the pieces of a length-n dimension over `parts` workers, in worker order.
+// balanced: n/P each, the first n%P workers one more; unbalanced (case files' "unbalanced"):
+// n/P each, worker 0 also every remainder.
+inline std::vector<std::size_t> split_extents(std::size_t n, std::size_t parts, input_split kind) {
+    std::vector<std::size_t> out(parts, n / parts);
+    const std::size_t remainder = n % parts;
+    if (kind == input_split::unbalanced) out[0] += remainder;
+    else
+        for (std::size_t i = 0; i < remainder; ++i) ++out[i];
+    return out;
+}
+
+// The piece of `global` each worker of a partition of shape `parts` holds (worker r at the
+// row-major grid index of r), split along every dimension by split_extents.
+template <class T>
+std::vector<tensor<T>> split_pieces(const tensor<T>& global, const shape_t& parts, input_split kind) {
+    const std::size_t dims = parts.size();
+    std::vector<std::vector<std::size_t>> starts(dims), extents(dims);
+    for (std::size_t d = 0; d < dims; ++d) {
+        extents[d] = split_extents(global.shape()[d], parts[d], kind);
+        std::size_t at = 0;
+        for (auto e : extents[d]) {
+            starts[d].push_back(at);
+            at += e;
+        }
+    }
+    std::size_t workers = 1;
+    for (auto p : parts) workers *= p;
+    std::vector<tensor<T>> out;
+    for (std::size_t r = 0; r < workers; ++r) {
+        xt::xstrided_slice_vector slices;
+        std::size_t rest = r;
+        std::vector<std::size_t> index(dims);
+        for (std::size_t d = dims; d-- > 0;) {
+            index[d] = rest % parts[d];
+            rest /= parts[d];
+        }
+        for (std::size_t d = 0; d < dims; ++d)
+            slices.push_back(xt::range(starts[d][index[d]], starts[d][index[d]] + extents[d][index[d]]));
+        out.emplace_back(xt::strided_view(global, slices));
+    }
+    return out;
+}
 
 // Position of world rank `w` in `workers`, or -1.
 inline int rank_in(const std::vector<int>& workers, std::size_t w) {
@@ -26,14 +87,14 @@ std::vector<tensor<T>> pieces_of(const std::vector<tensor<T>>& by_world, const s
 }
 
 // Random pieces of `shape` on the listed workers (independent streams per world rank),
-// zero-volume {0} elsewhere.
+// no_piece() elsewhere.
 template <class T>
 std::vector<tensor<T>> random_on(const std::vector<int>& workers, const shape_t& shape, int world_size,
                                  std::uint64_t seed) {
     std::vector<tensor<T>> out;
     for (std::size_t w = 0; w < static_cast<std::size_t>(world_size); ++w)
         out.push_back(rank_in(workers, w) >= 0 ? random_tensor<T>(shape, derive_seed(seed, input_data, w))
-                                               : zero_volume<T>());
+                                               : no_piece<T>());
     return out;
 }
 

@@ -17,7 +17,7 @@ using runners::rank_in;
 struct layout {
     std::vector<int> x_workers, y_workers;
     shape_t P_x_shape, P_y_shape, x_shape;
-    ref::split_kind kind = ref::split_kind::balanced;
+    input_split kind = input_split::balanced;
     bool preserve_batch = true;
     int world_size = 0;
 
@@ -25,7 +25,7 @@ struct layout {
     template <class T>
     tensor<T> idle(std::size_t w, const std::vector<tensor<T>>& in) const {
         if (rank_in(x_workers, w) < 0 && rank_in(y_workers, w) < 0) return in[w];  // {0} stays {0}
-        return zero_volume<T>(x_shape[0], preserve_batch);
+        return runners::idle_piece<T>(x_shape[0], preserve_batch);
     }
 };
 
@@ -37,7 +37,7 @@ case_problem<T> make_repartition(const case_spec& spec, const case_world& world)
     l.P_x_shape = spec.partition("P_x").shape;
     l.P_y_shape = spec.partition("P_y").shape;
     l.x_shape = spec.x_shape;
-    l.kind = spec.split == input_split::unbalanced ? ref::split_kind::unbalanced : ref::split_kind::balanced;
+    l.kind = spec.split;
     l.preserve_batch = spec.flag("preserve_batch", true);
     l.world_size = spec.world_size;
 
@@ -49,9 +49,9 @@ case_problem<T> make_repartition(const case_spec& spec, const case_world& world)
         // A case whose P_x does not match the tensor rank must be refused by the layer; give
         // every P_x worker the whole tensor so that the layer, not the harness, decides.
         const auto pieces = l.P_x_shape.size() == l.x_shape.size()
-                                ? ref::split(global, l.P_x_shape, l.kind)
+                                ? runners::split_pieces(global, l.P_x_shape, l.kind)
                                 : std::vector<tensor<T>>(l.x_workers.size(), global);
-        return place<T>(pieces, l.x_workers, l.world_size, [](std::size_t) { return zero_volume<T>(); });
+        return place<T>(pieces, l.x_workers, l.world_size, [](std::size_t) { return runners::no_piece<T>(); });
     };
     problem.forward = [l](const std::vector<tensor<T>>& x) {
         const tensor<T> global = ref::assemble(pieces_of(x, l.x_workers), l.P_x_shape);
@@ -61,7 +61,7 @@ case_problem<T> make_repartition(const case_spec& spec, const case_world& world)
     // The adjoint moves the pieces back to the input layout, unbalanced or not.
     problem.adjoint = [l](const std::vector<tensor<T>>& dy) {
         const tensor<T> global = ref::assemble(pieces_of(dy, l.y_workers), l.P_y_shape);
-        return place<T>(ref::split(global, l.P_x_shape, l.kind), l.x_workers, l.world_size,
+        return place<T>(runners::split_pieces(global, l.P_x_shape, l.kind), l.x_workers, l.world_size,
                         [&](std::size_t w) { return l.idle(w, dy); });
     };
     problem.forward_exact = true;
