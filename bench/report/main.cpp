@@ -1,0 +1,156 @@
+// distdl-bench-report: turns distdl-bench's Google Benchmark JSON into reports/bench.md,
+// bench.json and bench.svg, and compares two bench.json summaries (regression check).
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/report/compare.hpp"
+#include "bench/report/markdown.hpp"
+#include "bench/report/results.hpp"
+#include "bench/report/svg.hpp"
+
+namespace {
+
+using namespace distdl::bench::report;
+
+const char* usage =
+    "usage: distdl-bench-report [--out-dir DIR] [--commit HASH] [--date TEXT] RUN.json...\n"
+    "       distdl-bench-report --compare OLD.json NEW.json [--tolerance T] [--min-baseline S]\n"
+    "\n"
+    "First form: reads Google Benchmark JSON files written by distdl-bench (--out) and writes\n"
+    "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports).\n"
+    "Second form: compares two summaries (bench.json) workload by workload: a ratio to baseline\n"
+    "(ours / baseline time) that grew by more than T (default 0.25 = 25%) is WORSE; a workload of\n"
+    "OLD without a ratio in NEW is MISSING; one whose baseline took less than S seconds per\n"
+    "iteration in either run (default 1e-6: the simulator's memcpy of small tensors) is skipped, as\n"
+    "its ratio measures the clock. Prints a table; exit status 0 when nothing is worse or missing,\n"
+    "1 otherwise, 2 on bad input.\n";
+
+nlohmann::json read_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot open " + path);
+    try {
+        return nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(path + " is not valid JSON: " + e.what());
+    }
+}
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("model name", 0) == 0) {
+            const auto colon = line.find(':');
+            if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    return "";
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+    return text;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+double non_negative(const std::string& flag, const std::string& text) {
+    std::size_t used = 0;
+    double v = -1;
+    try {
+        v = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != text.size() || !(v >= 0))
+        throw std::invalid_argument(flag + " must be a number >= 0, got '" + text + "'");
+    return v;
+}
+
+int run(const std::vector<std::string>& args) {
+    std::string out_dir = "reports", commit, date = utc_now(), compare_old, compare_new;
+    double tolerance = default_tolerance;
+    double min_baseline = default_min_baseline_seconds;
+    bool comparing = false;
+    std::vector<std::string> inputs;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            std::cout << usage;
+            return 0;
+        } else if (a == "--out-dir") {
+            out_dir = value();
+        } else if (a == "--commit") {
+            commit = value();
+        } else if (a == "--date") {
+            date = value();
+        } else if (a == "--tolerance") {
+            tolerance = non_negative(a, value());
+        } else if (a == "--min-baseline") {
+            min_baseline = non_negative(a, value());
+        } else if (a == "--compare") {
+            comparing = true;
+            compare_old = value();
+            compare_new = value();
+        } else if (a.rfind("--", 0) == 0) {
+            throw std::invalid_argument("unknown option '" + a + "'");
+        } else {
+            inputs.push_back(a);
+        }
+    }
+    if (comparing) {
+        if (!inputs.empty()) throw std::invalid_argument("--compare takes exactly OLD.json NEW.json");
+        const results old_run = from_json(read_json(compare_old));
+        const results new_run = from_json(read_json(compare_new));
+        return print_comparison(std::cout, compare(old_run, new_run, tolerance, min_baseline), tolerance);
+    }
+    if (inputs.empty()) throw std::invalid_argument("no benchmark JSON files given");
+    results r;
+    r.cpu = cpu_model();
+    r.cores = std::thread::hardware_concurrency();
+    r.commit = commit;
+    r.date = date;
+    for (const auto& path : inputs) {
+        try {
+            add_benchmark_json(r, read_json(path));
+        } catch (const nlohmann::json::exception& e) {
+            throw std::runtime_error(path + ": not Google Benchmark JSON output: " + e.what());
+        }
+    }
+    std::ostringstream md, svg;
+    write_markdown(md, r, "bench.svg");
+    write_svg(svg, r);
+    write_file(out_dir + "/bench.md", md.str());
+    write_file(out_dir + "/bench.json", to_json(r).dump(2) + "\n");
+    write_file(out_dir + "/bench.svg", svg.str());
+    std::cout << "distdl-bench-report: wrote " << out_dir << "/bench.md, bench.json, bench.svg (" << r.workloads.size()
+              << " workloads)\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "distdl-bench-report: " << e.what() << "\n" << usage;
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "distdl-bench-report: " << e.what() << "\n";
+        return 2;
+    }
+}

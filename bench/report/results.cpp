@@ -1,0 +1,185 @@
+#include "bench/report/results.hpp"
+
+#include <cctype>
+#include <sstream>
+#include <stdexcept>
+
+namespace distdl::bench::report {
+
+namespace {
+
+bool is_suffix(const std::string& s) {
+    return s.find(':') != std::string::npos || s == "manual_time" || s == "real_time" || s == "process_time";
+}
+
+double seconds_per(const std::string& unit) {
+    if (unit == "ns") return 1e-9;
+    if (unit == "us") return 1e-6;
+    if (unit == "ms") return 1e-3;
+    if (unit == "s") return 1.0;
+    throw std::runtime_error("unknown time_unit '" + unit + "' in benchmark JSON");
+}
+
+std::optional<double> optional_number(const nlohmann::json& j, const char* key) {
+    if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+    return std::nullopt;
+}
+
+role_result read_run(const nlohmann::json& run) {
+    role_result r;
+    r.seconds = run.at("real_time").get<double>() * seconds_per(run.value("time_unit", "ns"));
+    r.bytes_per_second = run.value("bytes_per_second", 0.0);
+    r.messages_per_iteration = optional_number(run, "msgs_per_iter");
+    r.faults_per_iteration = optional_number(run, "faults_per_iter");
+    return r;
+}
+
+}  // namespace
+
+bool workload_order::operator()(const std::string& a, const std::string& b) const {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = std::isdigit(static_cast<unsigned char>(a[i])), db = std::isdigit(static_cast<unsigned char>(b[j]));
+        if (da && db) {
+            std::size_t ei = i, ej = j;
+            while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+            while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+            const std::string na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+            if (na.size() != nb.size()) return na.size() < nb.size();  // no leading zeros in our names
+            if (na != nb) return na < nb;
+            i = ei;
+            j = ej;
+        } else {
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
+
+std::optional<double> workload_result::ratio(const std::string& role) const {
+    const auto ours = roles.find("ours"), other = roles.find(role);
+    if (ours == roles.end() || other == roles.end() || other->second.seconds <= 0) return std::nullopt;
+    return ours->second.seconds / other->second.seconds;
+}
+
+std::vector<std::string> segments(const std::string& workload) {
+    std::vector<std::string> out;
+    std::stringstream in(workload);
+    for (std::string s; std::getline(in, s, '/');) out.push_back(s);
+    return out;
+}
+
+std::pair<std::string, std::string> split_name(const std::string& benchmark_name) {
+    auto parts = segments(benchmark_name);
+    while (!parts.empty() && is_suffix(parts.back())) parts.pop_back();
+    if (parts.size() < 2)
+        throw std::runtime_error("benchmark name '" + benchmark_name + "' is not <role>/<workload>");
+    std::string workload = parts[1];
+    for (std::size_t i = 2; i < parts.size(); ++i) workload += "/" + parts[i];
+    return {parts[0], workload};
+}
+
+void add_benchmark_json(results& into, const nlohmann::json& document) {
+    const auto& context = document.at("context");
+    if (context.value("quick", "false") == "true") into.quick = true;
+    // Medians of repeated runs replace the runs; otherwise runs of one name are averaged.
+    std::map<std::pair<std::string, std::string>, std::vector<role_result>> runs, medians;
+    std::map<std::string, std::string> labels;
+    for (const auto& run : document.at("benchmarks")) {
+        if (run.contains("error_occurred") && run["error_occurred"].get<bool>())
+            throw std::runtime_error("benchmark " + run.value("name", "?") + " reported an error: " +
+                                     run.value("error_message", ""));
+        const auto key = split_name(run.at("run_name").get<std::string>());
+        const std::string type = run.value("run_type", "iteration");
+        if (type == "aggregate") {
+            if (run.value("aggregate_name", "") == "median") medians[key].push_back(read_run(run));
+            continue;
+        }
+        runs[key].push_back(read_run(run));
+        if (run.contains("label")) labels[key.second] = run["label"].get<std::string>();
+    }
+    for (auto& [key, list] : runs) {
+        role_result r;
+        if (medians.count(key)) {
+            r = medians[key].front();
+        } else {
+            r = list.front();
+            r.seconds = 0;
+            r.bytes_per_second = 0;
+            for (const auto& one : list) {
+                r.seconds += one.seconds / static_cast<double>(list.size());
+                r.bytes_per_second += one.bytes_per_second / static_cast<double>(list.size());
+            }
+        }
+        auto& w = into.workloads[key.second];
+        if (labels.count(key.second)) w.label = labels[key.second];
+        w.roles[key.first] = r;
+    }
+}
+
+nlohmann::json to_json(const results& r) {
+    nlohmann::json out;
+    out["schema"] = 1;
+    out["machine"] = {{"cpu", r.cpu}, {"cores", r.cores}};
+    out["commit"] = r.commit;
+    out["date"] = r.date;
+    out["quick"] = r.quick;
+    nlohmann::json all = nlohmann::json::object();
+    for (const auto& [name, w] : r.workloads) {
+        nlohmann::json j;
+        j["label"] = w.label;
+        if (auto q = w.ratio()) j["ratio"] = *q;
+        if (auto t = target_ratio(name)) j["target"] = *t;
+        for (const auto& [role, rr] : w.roles) {
+            nlohmann::json x{{"seconds", rr.seconds}, {"bytes_per_second", rr.bytes_per_second}};
+            if (rr.messages_per_iteration) x["msgs_per_iter"] = *rr.messages_per_iteration;
+            if (rr.faults_per_iteration) x["faults_per_iter"] = *rr.faults_per_iteration;
+            j["roles"][role] = x;
+        }
+        all[name] = j;
+    }
+    out["benchmarks"] = all;
+    return out;
+}
+
+results from_json(const nlohmann::json& document) {
+    if (!document.is_object() || document.value("schema", 0) != 1 || !document.contains("benchmarks"))
+        throw std::runtime_error("not a distdl benchmark summary (expected an object with \"schema\": 1 and "
+                                 "\"benchmarks\"; Google Benchmark output goes through distdl-bench-report first)");
+    results r;
+    r.cpu = document.value("machine", nlohmann::json::object()).value("cpu", "");
+    r.cores = document.value("machine", nlohmann::json::object()).value("cores", 0u);
+    r.commit = document.value("commit", "");
+    r.date = document.value("date", "");
+    r.quick = document.value("quick", false);
+    for (const auto& [name, j] : document.at("benchmarks").items()) {
+        workload_result w;
+        w.label = j.value("label", "");
+        const nlohmann::json roles = j.value("roles", nlohmann::json::object());  // kept alive for items()
+        for (const auto& [role, x] : roles.items()) {
+            role_result rr;
+            rr.seconds = x.at("seconds").get<double>();
+            rr.bytes_per_second = x.value("bytes_per_second", 0.0);
+            rr.messages_per_iteration = optional_number(x, "msgs_per_iter");
+            rr.faults_per_iteration = optional_number(x, "faults_per_iter");
+            w.roles[role] = rr;
+        }
+        r.workloads[name] = w;
+    }
+    return r;
+}
+
+std::optional<double> target_ratio(const std::string& workload) {
+    const auto s = segments(workload);
+    if (s.size() < 2) return std::nullopt;
+    const std::string& size = s.back();
+    for (const auto& part : s) {
+        if (part == "mpi") return size == "large" ? 1.1 : 1.3;
+        if (part == "sim" && size == "large") return 2.0;
+    }
+    return std::nullopt;
+}
+
+}  // namespace distdl::bench::report
