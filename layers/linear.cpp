@@ -225,8 +225,11 @@ void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
 
 template <class T>
 void distributed_linear<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
-    // Every worker knows whether the last forward succeeded (it succeeds or fails everywhere).
-    DISTDL_REQUIRE(forward_done_, "Linear: adjoint() needs a successful forward() first (it uses that input)");
+    // Every worker of the layer knows whether the last forward succeeded (it succeeds or fails
+    // on all of them); a worker in none of the partitions has nothing to do either way.
+    const bool takes_part = P_x_.active() || P_y_.active() || P_W_.active();
+    DISTDL_REQUIRE(forward_done_ || !takes_part,
+                   "Linear: adjoint() needs a successful forward() first (it uses that input)");
     std::string refusal;
     const tensor<T>* sent = &empty_;
     if (P_y_.active()) {
