@@ -1,11 +1,13 @@
 #include "verify/case_runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
 #include "core/error.hpp"
 #include "verify/json_number.hpp"
+#include "verify/parameter_checks.hpp"
 #include "verify/random.hpp"
 
 namespace distdl::verify {
@@ -82,12 +84,23 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
     std::vector<tensor<T>> probe;
     for (std::size_t i = 0; i < want_y.size(); ++i)
         probe.push_back(random_tensor<T>(shape_of(want_y[i]), derive_seed(spec.seed, adjoint_probe, i)));
-    const tensor<T> dx = problem->layer->adjoint(probe[rank]);
+    tensor<T> dx = problem->layer->adjoint(probe[rank]);
     const auto want_dx = problem->adjoint(probe);
     DISTDL_REQUIRE(want_dx.size() == x.size(), spec.layer << " reference adjoint made " << want_dx.size() << " pieces");
     auto adjoint = compare_piece(dx, want_dx[rank], problem->adjoint_exact, tolerance, "adjoint output");
     result.adjoint_error = adjoint.relative_error;
     note(adjoint.problem);
+
+    // Parameters: gradients against the reference, the dot-product test for each; the input's
+    // test then uses the layer's linear part (offsets zero).
+    if (problem->parameters) {
+        auto checked = check_parameters(*problem->layer, *problem->parameters, x, probe, rank, spec.seed, tolerance, y,
+                                        dx);
+        result.adjoint_error = std::max(result.adjoint_error, checked.gradient_error);
+        result.parameter_names = problem->parameters->names;
+        result.parameter_terms = checked.terms;
+        note(checked.problem);
+    }
 
     // The dot-product test uses what the module computed, not the reference.
     if (y.size() == probe[rank].size() && dx.size() == x[rank].size()) {
@@ -121,6 +134,14 @@ void to_json(nlohmann::json& out, const worker_result& r) {
                          {"terms",
                           {number_to_json(r.terms.fx_y), number_to_json(r.terms.x_fty), number_to_json(r.terms.fx_sq),
                            number_to_json(r.terms.y_sq), number_to_json(r.terms.x_sq), number_to_json(r.terms.fty_sq)}}};
+    if (!r.parameter_names.empty()) {
+        auto terms = nlohmann::json::array();
+        for (const auto& t : r.parameter_terms)
+            terms.push_back({number_to_json(t.fx_y), number_to_json(t.x_fty), number_to_json(t.fx_sq),
+                             number_to_json(t.y_sq), number_to_json(t.x_sq), number_to_json(t.fty_sq)});
+        out["parameter_names"] = r.parameter_names;
+        out["parameter_terms"] = terms;
+    }
 }
 
 void from_json(const nlohmann::json& in, worker_result& r) {
@@ -133,6 +154,13 @@ void from_json(const nlohmann::json& in, worker_result& r) {
     const auto& t = in.at("terms");
     r.terms = {number_from_json(t.at(0)), number_from_json(t.at(1)), number_from_json(t.at(2)),
                number_from_json(t.at(3)), number_from_json(t.at(4)), number_from_json(t.at(5))};
+    if (in.contains("parameter_names")) {
+        r.parameter_names = in.at("parameter_names").get<std::vector<std::string>>();
+        r.parameter_terms.clear();
+        for (const auto& p : in.at("parameter_terms"))
+            r.parameter_terms.push_back({number_from_json(p.at(0)), number_from_json(p.at(1)), number_from_json(p.at(2)),
+                                         number_from_json(p.at(3)), number_from_json(p.at(4)), number_from_json(p.at(5))});
+    }
 }
 
 }  // namespace distdl::verify

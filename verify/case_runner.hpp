@@ -4,6 +4,7 @@
 // of both checks. The verdict (verdict.hpp) combines every worker's worker_result.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,10 @@ struct worker_result {
     double forward_error = 0;  // relative error of the output piece against the reference
     double adjoint_error = 0;  // relative error of the adjoint piece against the reference
     dot_terms terms;           // this worker's share of the dot-product test
+    // Layers with parameters (parameter_checks.hpp): this worker's share of the dot-product
+    // test with respect to each parameter; adjoint_error also covers the parameter gradients.
+    std::vector<std::string> parameter_names;
+    std::vector<dot_terms> parameter_terms;
 };
 
 void to_json(nlohmann::json& out, const worker_result& result);

@@ -43,6 +43,24 @@ struct case_world {
     bool has(const std::string& name) const { return partitions.count(name) != 0; }
 };
 
+// Layers with parameters (DESIGN §5): what the harness needs beyond forward and adjoint.
+// After the first forward(x) and adjoint(probe) of the freshly built layer, every worker's
+// parameters() must equal, in order, the reference's list for its world rank: names, values
+// (bit-exact: the initialisation is partition independent) and gradients (sequential
+// equivalence). Then the dot-product test runs once per name, linearised: the parameter
+// under test is set to random values on its owners, every offset (bias) to zero, and the
+// test with respect to an offset uses x = 0; the test with respect to the input runs with
+// the offsets zero.
+template <class T>
+struct parameter_hook {
+    std::vector<std::string> names;    // every parameter name the layer has, e.g. {"weight", "bias"}
+    std::vector<std::string> offsets;  // the names that add a constant, e.g. {"bias"}
+    // For every world rank: the parameters it owns, after forward(x) and adjoint(dy).
+    std::function<std::vector<std::vector<parameter<T>>>(const std::vector<tensor<T>>& x,
+                                                         const std::vector<tensor<T>>& dy)>
+        reference;
+};
+
 // One worker's view of a case. All piece lists are indexed by rank in the case's world and
 // hold every worker's piece: each worker evaluates the serial meaning for the whole world,
 // which keeps the reference free of communication (cases are small).
@@ -57,6 +75,8 @@ struct case_problem {
     // Pure data movement must match bit for bit; arithmetic within a relative tolerance.
     bool forward_exact = false;
     bool adjoint_exact = false;
+    // Set by layers with parameters (null for data movement).
+    std::shared_ptr<const parameter_hook<T>> parameters;
 };
 
 template <class T>

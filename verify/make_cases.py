@@ -392,6 +392,117 @@ def halo_cases():
          5, rng(0, 3), [3], [6, 6], 1, expect=refuse("dimensions differ (1 vs 2)"))
 
 
+# --------------------------------------------------------------------------------- Linear
+def linear_cases():
+    f, L = "linear", "Linear"
+
+    def lin(name, desc, ws, px, py, pw, batch, fin, fout, bias=None, dtype=None, expect="pass"):
+        """px, py, pw: (workers, shape); x_shape is the global [batch, in_features]."""
+        opts = {"in_features": fin, "out_features": fout}
+        if bias is not None:
+            opts["bias"] = bias
+        case(f, name, desc, L, ws, {"P_x": px, "P_y": py, "P_w": pw}, [batch, fin], opts, expect=expect, dtype=dtype)
+
+    # Spec 002's example: P_x 1x4 on 0..3, P_y 1x3 on 4..6, P_W 3x4 on 0..11, 16 -> 12 features.
+    spec = dict(px=(rng(0, 4), [1, 4]), py=(rng(4, 7), [1, 3]), pw=(rng(0, 12), [3, 4]))
+    lin("spec002_example", "Spec 002 example: P_x 1x4, P_y 1x3, P_W 3x4, 16 -> 12 features, batch 1", 12,
+        batch=1, fin=16, fout=12, **spec)
+    lin("spec002_example_batch5", "Spec 002 example with batch 5", 12, batch=5, fin=16, fout=12, **spec)
+    lin("spec002_example_float32", "Spec 002 example in float32, batch 3", 12, batch=3, fin=16, fout=12,
+        dtype="float32", **spec)
+    lin("spec002_example_no_bias", "Spec 002 example without bias", 12, batch=2, fin=16, fout=12, bias=False, **spec)
+    lin("spec002_example_uneven", "Spec 002 partitions, 17 -> 11 features (uneven splits of both)", 12,
+        batch=4, fin=17, fout=11, **spec)
+    # One worker: the serial layer.
+    one = dict(px=([0], [1, 1]), py=([0], [1, 1]), pw=([0], [1, 1]))
+    lin("serial_1x1", "World of one: every partition is worker 0 (identical partitions)", 1, batch=3, fin=5, fout=4, **one)
+    lin("serial_no_bias_float32", "World of one, no bias, float32", 1, batch=2, fin=6, fout=3, bias=False,
+        dtype="float32", **one)
+    lin("serial_batch0", "World of one, batch 0", 1, batch=0, fin=4, fout=3, **one)
+    # Identical, overlapping, disjoint worker sets.
+    lin("px_equals_py_2x2", "P_x and P_y are the same two workers; P_W 2x2 holds them and two more", 4,
+        ([0, 1], [1, 2]), ([0, 1], [1, 2]), (rng(0, 4), [2, 2]), batch=3, fin=7, fout=5)
+    lin("px_row0_py_col0", "P_x is row 0 of P_W, P_y its column 0", 6,
+        (rng(0, 3), [1, 3]), ([0, 3], [1, 2]), (rng(0, 6), [2, 3]), batch=2, fin=9, fout=4)
+    lin("px_last_row_py_last_col", "P_x is the last row of P_W, P_y its last column", 6,
+        (rng(3, 6), [1, 3]), ([2, 5], [1, 2]), (rng(0, 6), [2, 3]), batch=2, fin=8, fout=5)
+    lin("disjoint_all_three", "P_x, P_y and P_W on disjoint workers", 11,
+        ([0, 1], [1, 2]), (rng(2, 5), [1, 3]), (rng(5, 11), [3, 2]), batch=3, fin=6, fout=7)
+    lin("disjoint_float32_no_bias", "Disjoint partitions, float32, no bias", 11,
+        ([0, 1], [1, 2]), (rng(2, 5), [1, 3]), (rng(5, 11), [3, 2]), batch=2, fin=5, fout=6, bias=False,
+        dtype="float32")
+    lin("reversed_orders", "Partitions list their workers in scrambled orders", 6,
+        ([5, 2], [1, 2]), ([4, 0, 3], [1, 3]), ([5, 4, 3, 2, 1, 0], [3, 2]), batch=2, fin=5, fout=7)
+    lin("idle_workers", "World of 10; workers 0, 8, 9 take no part", 10,
+        ([1, 2], [1, 2]), ([6, 7], [1, 2]), (rng(2, 6), [2, 2]), batch=2, fin=6, fout=4)
+    # Splits in one dimension only.
+    lin("pfi1_output_split", "P_fi = 1: only out_features is split (4 rows of P_W)", 5,
+        ([0], [1, 1]), (rng(1, 5), [1, 4]), (rng(1, 5), [4, 1]), batch=3, fin=5, fout=10)
+    lin("pfo1_input_split", "P_fo = 1: only in_features is split; the row reduces onto one worker", 5,
+        (rng(0, 4), [1, 4]), ([4], [1, 1]), (rng(0, 4), [1, 4]), batch=3, fin=10, fout=3)
+    lin("pfo1_input_split_float32", "P_fo = 1 in float32, P_y inside P_W", 4,
+        (rng(0, 4), [1, 4]), ([2], [1, 1]), (rng(0, 4), [1, 4]), batch=2, fin=9, fout=2, dtype="float32")
+    # n < P: empty weight blocks, empty pieces.
+    lin("in_less_than_pfi", "2 in-features over 3 columns: one column holds empty blocks", 9,
+        (rng(0, 3), [1, 3]), (rng(6, 9), [1, 3]), (rng(0, 9), [3, 3]), batch=2, fin=2, fout=6)
+    lin("out_less_than_pfo", "1 out-feature over 3 rows: two rows hold empty blocks and empty outputs", 9,
+        (rng(0, 3), [1, 3]), (rng(6, 9), [1, 3]), (rng(0, 9), [3, 3]), batch=2, fin=7, fout=1)
+    lin("both_less_than_p", "2 -> 2 features on a 3x3 P_W", 9,
+        (rng(0, 3), [1, 3]), (rng(0, 3), [1, 3]), (rng(0, 9), [3, 3]), batch=3, fin=2, fout=2)
+    lin("both_less_than_p_no_bias_float32", "1 -> 1 feature on a 2x2 P_W, no bias, float32", 4,
+        ([0, 1], [1, 2]), ([2, 3], [1, 2]), (rng(0, 4), [2, 2]), batch=2, fin=1, fout=1, bias=False, dtype="float32")
+    # Batch sizes.
+    lin("batch0", "Batch 0: every piece is empty", 6, (rng(0, 2), [1, 2]), (rng(0, 3), [1, 3]),
+        (rng(0, 6), [3, 2]), batch=0, fin=5, fout=4)
+    lin("batch0_float32", "Batch 0 in float32, disjoint", 7, (rng(0, 2), [1, 2]), (rng(2, 4), [1, 2]),
+        (rng(3, 7), [2, 2]), batch=0, fin=3, fout=3, dtype="float32")
+    lin("batch16", "Batch 16", 4, (rng(0, 2), [1, 2]), (rng(2, 4), [1, 2]), (rng(0, 4), [2, 2]), batch=16, fin=9,
+        fout=8)
+    # World sizes 2 .. 18.
+    lin("world2_1x2", "World of 2: P_W 1x2", 2, (rng(0, 2), [1, 2]), ([1], [1, 1]), (rng(0, 2), [1, 2]),
+        batch=2, fin=3, fout=2)
+    lin("world3_3x1", "World of 3: P_W 3x1", 3, ([2], [1, 1]), (rng(0, 3), [1, 3]), (rng(0, 3), [3, 1]),
+        batch=2, fin=4, fout=5)
+    lin("world8_2x4", "World of 8: P_W 2x4, P_y outside P_x", 8, (rng(0, 4), [1, 4]), ([6, 7], [1, 2]),
+        (rng(0, 8), [2, 4]), batch=3, fin=13, fout=6)
+    lin("world13_3x4", "World of 13: P_W 3x4 on 1..12, P_x and P_y through worker 0", 13,
+        ([0, 1, 2, 3], [1, 4]), ([0, 5, 9], [1, 3]), (rng(1, 13), [3, 4]), batch=2, fin=11, fout=10)
+    lin("world14_float32", "World of 14, float32: P_W 2x6", 14, (rng(8, 14), [1, 6]), (rng(12, 14), [1, 2]),
+        (rng(0, 12), [2, 6]), batch=2, fin=14, fout=5, dtype="float32")
+    lin("world16_4x4", "World of 16: P_W 4x4", 16, ([0, 4, 8, 12], [1, 4]), (rng(0, 4), [1, 4]),
+        (rng(0, 16), [4, 4]), batch=2, fin=10, fout=9)
+    lin("world17_4x4_disjoint_x", "World of 17: P_x on worker 16 alone", 17, ([16], [1, 1]), (rng(0, 4), [1, 4]),
+        (rng(0, 4), [4, 1]), batch=3, fin=6, fout=7, bias=False)
+    lin("world18_3x6", "World of 18: P_W 3x6, P_y the last three workers", 18, (rng(0, 6), [1, 6]),
+        (rng(15, 18), [1, 3]), (rng(0, 18), [3, 6]), batch=2, fin=20, fout=7)
+    lin("world18_6x3_float32", "World of 18, float32: P_W 6x3, uneven", 18, (rng(15, 18), [1, 3]),
+        (rng(0, 6), [1, 6]), (rng(0, 18), [6, 3]), batch=3, fin=8, fout=13, dtype="float32")
+    # Refusals (every worker, at construction).
+    lin("refuse_px_1x4_pw_3x3", "P_x 1x4 does not match P_W 3x3 (in_features split)", 12,
+        (rng(0, 4), [1, 4]), (rng(0, 3), [1, 3]), (rng(0, 9), [3, 3]), batch=1, fin=8, fout=6,
+        expect=refuse("Linear: P_W shape [3,3] does not match P_x shape [1,4] in the in_features split "
+                      "(P_W dimension 1: 3 vs P_x dimension 1: 4)"))
+    lin("refuse_py_size_not_pw_rows", "P_y 1x2 does not match the 3 rows of P_W 3x4", 12,
+        (rng(0, 4), [1, 4]), (rng(4, 6), [1, 2]), (rng(0, 12), [3, 4]), batch=1, fin=16, fout=12,
+        expect=refuse("Linear: P_W shape [3,4] does not match P_y shape [1,2] in the out_features split "
+                      "(P_W dimension 0: 3 vs P_y dimension 1: 2)"))
+    lin("refuse_px_not_1_by_p", "P_x 2x2 splits the batch", 8, (rng(0, 4), [2, 2]), (rng(4, 6), [1, 2]),
+        (rng(0, 4), [2, 2]), batch=2, fin=4, fout=4,
+        expect=refuse("Linear: P_x shape [2,2] must be 1 x P_fi (dimension 0 is 2, expected 1"))
+    lin("refuse_py_column", "P_y 3x1 splits the batch", 9, (rng(0, 3), [1, 3]), (rng(3, 6), [3, 1]),
+        (rng(0, 9), [3, 3]), batch=2, fin=4, fout=4,
+        expect=refuse("Linear: P_y shape [3,1] must be 1 x P_fo (dimension 0 is 3, expected 1"))
+    lin("refuse_px_1d", "P_x must be 2-dimensional", 4, (rng(0, 2), [2]), (rng(2, 4), [1, 2]),
+        (rng(0, 4), [2, 2]), batch=2, fin=4, fout=4,
+        expect=refuse("Linear: P_x must be 2-dimensional (1 x P_fi), got shape [2]"))
+    lin("refuse_pw_3d", "P_W must be 2-dimensional", 4, (rng(0, 2), [1, 2]), (rng(2, 4), [1, 2]),
+        (rng(0, 4), [2, 2, 1]), batch=2, fin=4, fout=4,
+        expect=refuse("Linear: P_W must be 2-dimensional (P_fo x P_fi), got shape [2,2,1]"))
+    lin("refuse_idle_workers_too", "Mismatch with idle workers: they refuse as well", 10,
+        ([1, 2], [1, 2]), ([6, 7, 8], [1, 3]), (rng(2, 6), [2, 2]), batch=2, fin=6, fout=4,
+        expect=refuse("Linear: P_W shape [2,2] does not match P_y shape [1,3] in the out_features split"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
@@ -401,6 +512,7 @@ def main():
     all_sum_reduce_cases()
     repartition_cases()
     halo_cases()
+    linear_cases()
     names = set()
     for folder, name, doc in CASES:
         assert doc["name"] not in names, doc["name"]

@@ -33,12 +33,13 @@ layer_runner sum_reduce_runner();
 layer_runner all_sum_reduce_runner();
 layer_runner repartition_runner();
 layer_runner halo_exchange_runner();
+layer_runner linear_runner();
 
 const runner_registry& builtin_registry() {
     static const runner_registry registry = [] {
         runner_registry r;
         for (auto entry : {broadcast_runner, sum_reduce_runner, all_sum_reduce_runner, repartition_runner,
-                           halo_exchange_runner})
+                           halo_exchange_runner, linear_runner})
             r.add(entry());
         return r;
     }();

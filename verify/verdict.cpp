@@ -104,6 +104,26 @@ case_outcome judge(const case_spec& spec, std::vector<worker_result> results) {
              << " (<Fx,y> = " << total.fx_y << ", <x,F*y> = " << total.x_fty << ")";
         fail(text.str());
     }
+    // Layers with parameters: the test with respect to each one; dot_error is the worst.
+    const auto& names = results.front().parameter_names;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        dot_terms param_total;
+        for (const auto& r : results) {
+            if (r.parameter_terms.size() != names.size()) {
+                fail("rank " + std::to_string(r.rank) + " has no share of the dot-product test for parameter " + names[k]);
+                return out;
+            }
+            param_total += r.parameter_terms[k];
+        }
+        const double error = adjoint_error(param_total);
+        out.dot_error = worst(out.dot_error, error);
+        if (!(error <= tolerance)) {
+            std::ostringstream text;
+            text << "adjoint dot-product test with respect to " << names[k] << ": relative error " << error << " > "
+                 << tolerance << " (<Fp,y> = " << param_total.fx_y << ", <p,F*y> = " << param_total.x_fty << ")";
+            fail(text.str());
+        }
+    }
     return out;
 }
 

@@ -1,0 +1,168 @@
+// DistributedLinear on 4 simulated workers (P_W 2x2, P_x 1x2, P_y 1x2), 64 x 4096 -> 4096
+// float32, one forward + one adjoint per iteration, against the same step done by the serial
+// kernels on the whole problem in one thread; and the GEMM kernel against a plain cblas call
+// on the same operands.
+//
+// All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
+// simulated workers: the distribution overhead is linear_sim_2x2 / linear_serial (goal <= 1.2),
+// the kernel's wrapper cost kernel_gemm vs plain_cblas (goal: the kernel at >= 0.95x the rate).
+//
+//   linear_bench [--benchmark_filter=REGEX] [--benchmark_repetitions=N]   (see --help)
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "core/partition.hpp"
+#include "kernels/gemm.hpp"
+#include "layers/linear.hpp"
+#include "simulator/run.hpp"
+
+namespace {
+
+using distdl::shape_t;
+using distdl::tensor;
+using distdl::kernels::gemm;
+using distdl::kernels::transpose;
+
+constexpr std::size_t batch = 64, in_features = 4096, out_features = 4096;
+
+tensor<float> filled(const shape_t& shape, float scale) {
+    tensor<float> t(shape);
+    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = scale * static_cast<float>((i * 2654435761u) % 1000) / 1000.0f;
+    return t;
+}
+
+// The serial step with the kernels the layer uses: y = x W^T + b, dx = dy W, dW += dy^T x,
+// db += sum dy.
+void linear_serial(benchmark::State& state) {
+    const auto model = distdl::linear_initial_parameters<float>(in_features, out_features, {.seed = 1});
+    const auto x = filled({batch, in_features}, 1), dy = filled({batch, out_features}, 1);
+    tensor<float> y(shape_t{batch, out_features}), dx(shape_t{batch, in_features});
+    tensor<float> dW = xt::zeros<float>(shape_t{out_features, in_features});
+    tensor<float> db = xt::zeros<float>(shape_t{out_features});
+    for (auto _ : state) {
+        for (std::size_t n = 0; n < batch; ++n)
+            std::memcpy(y.data() + n * out_features, model.bias.data(), out_features * sizeof(float));
+        gemm(transpose::no, transpose::yes, 1.0f, x, model.weight, 1.0f, y);
+        gemm(transpose::no, transpose::no, 1.0f, dy, model.weight, 0.0f, dx);
+        gemm(transpose::yes, transpose::no, 1.0f, dy, x, 1.0f, dW);
+        for (std::size_t n = 0; n < batch; ++n)
+            for (std::size_t o = 0; o < out_features; ++o) db.data()[o] += dy.data()[n * out_features + o];
+        benchmark::DoNotOptimize(y.data());
+        benchmark::DoNotOptimize(dx.data());
+    }
+}
+
+// The simulated world runs on a helper thread for the whole benchmark; each iteration of the
+// benchmark loop releases one step on every worker and waits for it to finish (the workers
+// block in between, so the process CPU time is the workers' work).
+void linear_sim_2x2(benchmark::State& state) {
+    std::mutex m;
+    std::condition_variable cv;
+    long requested = 0, completed = 0;
+    bool ready = false, stop = false;
+
+    std::thread world_thread([&] {
+        distdl::sim::run(4, [&](const std::shared_ptr<distdl::communicator>& world) {
+            auto W = distdl::partition::world(world);
+            const auto P_x = W.create_partition_inclusive({0, 1}).create_cartesian_topology_partition({1, 2});
+            const auto P_y = W.create_partition_inclusive({0, 2}).create_cartesian_topology_partition({1, 2});
+            const auto P_W = W.create_partition_inclusive({0, 1, 2, 3}).create_cartesian_topology_partition({2, 2});
+            distdl::distributed_linear<float> layer(P_x, P_y, P_W, in_features, out_features, {.seed = 1});
+            const tensor<float> x =
+                P_x.active() ? filled({batch, in_features / 2}, 1) : distdl::zero_volume<float>();
+            const tensor<float> dy =
+                P_y.active() ? filled({batch, out_features / 2}, 1) : distdl::zero_volume<float>();
+            tensor<float> y, dx;
+            layer.forward(x, y);  // warm-up: buffers reach their steady-state shapes
+            layer.adjoint(dy, dx);
+            long done = 0;
+            for (;;) {
+                int go = 0;
+                if (world->rank() == 0) {
+                    std::unique_lock<std::mutex> lock(m);
+                    if (!ready) {
+                        ready = true;
+                        cv.notify_all();
+                    }
+                    cv.wait(lock, [&] { return stop || requested > done; });
+                    go = stop ? 0 : 1;
+                }
+                world->broadcast(&go, 1, 0);
+                if (!go) break;
+                layer.forward(x, y);
+                layer.adjoint(dy, dx);
+                world->barrier();
+                if (world->rank() == 0) {
+                    std::lock_guard<std::mutex> lock(m);
+                    completed = ++done;
+                    cv.notify_all();
+                }
+            }
+        });
+    });
+    {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return ready; });
+    }
+    for (auto _ : state) {
+        std::unique_lock<std::mutex> lock(m);
+        ++requested;
+        cv.notify_all();
+        cv.wait(lock, [&] { return completed == requested; });
+    }
+    {
+        std::lock_guard<std::mutex> lock(m);
+        stop = true;
+        cv.notify_all();
+    }
+    world_thread.join();
+}
+
+// The forward product's operands: 64 x 4096 times (4096 x 4096)^T.
+struct gemm_operands {
+    tensor<float> a = filled({batch, in_features}, 1);
+    tensor<float> b = filled({out_features, in_features}, 0.01f);
+    tensor<float> c = tensor<float>(shape_t{batch, out_features});
+};
+
+void kernel_gemm(benchmark::State& state) {
+    gemm_operands o;
+    for (auto _ : state) {
+        gemm(transpose::no, transpose::yes, 1.0f, o.a, o.b, 0.0f, o.c);
+        benchmark::DoNotOptimize(o.c.data());
+    }
+}
+
+void plain_cblas(benchmark::State& state) {
+    gemm_operands o;
+    for (auto _ : state) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(batch), int(out_features), int(in_features), 1.0f,
+                    o.a.data(), int(in_features), o.b.data(), int(in_features), 0.0f, o.c.data(), int(out_features));
+        benchmark::DoNotOptimize(o.c.data());
+    }
+}
+
+}  // namespace
+
+BENCHMARK(linear_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(linear_sim_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(kernel_gemm)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(plain_cblas)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+int main(int argc, char** argv) {
+    // Both sides of every comparison single-threaded, as each worker is.
+    openblas_set_num_threads(1);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    std::printf("DistributedLinear 64x4096 -> 4096 float32, forward + adjoint; CPU time summed over workers.\n"
+                "Goals: linear_sim_2x2 <= 1.2 x linear_serial; kernel_gemm within 1/0.95 of plain_cblas.\n");
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,276 @@
+#include "layers/linear.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <sstream>
+
+#include "core/decomposition.hpp"
+#include "core/error.hpp"
+#include "kernels/gemm.hpp"
+
+namespace distdl {
+
+namespace {
+
+using kernels::transpose;
+
+// SplitMix64 finaliser: a well-mixed 64-bit value from any input (counter-based, so the
+// value of one element needs no other).
+std::uint64_t mix(std::uint64_t v) {
+    v += 0x9e3779b97f4a7c15ull;
+    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
+    v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
+    return v ^ (v >> 31);
+}
+
+enum class which : std::uint64_t { weight = 1, bias = 2 };
+
+// Initial value of global element `index` of the weight or the bias.
+double initial_value(std::uint64_t seed, which tensor_id, std::uint64_t index, std::size_t in_features) {
+    const std::uint64_t h = mix(mix(mix(seed) ^ static_cast<std::uint64_t>(tensor_id)) + index);
+    const auto bits = static_cast<std::int64_t>(h >> 40);                    // 24 bits
+    const double u = static_cast<double>(bits - (1 << 23)) / (1 << 23);     // [-1, 1), exact in float
+    const double bound = in_features == 0 ? 0.0 : 1.0 / std::sqrt(static_cast<double>(in_features));
+    return u * bound;
+}
+
+// Reshapes only when the shape changes, so steady-state calls reuse the storage.
+template <class T>
+void ensure_shape(tensor<T>& t, const shape_t& shape) {
+    if (shape_of(t) != shape) t.resize(shape);
+}
+
+std::string describe_shape(const std::array<std::uint64_t, 4>& s) {
+    std::ostringstream out;
+    out << '[';
+    for (std::uint64_t d = 0; d < s[0] && d < 2; ++d) out << (d ? "," : "") << s[1 + d];
+    if (s[0] > 2) out << ",...] (rank " << s[0] << ")";
+    else out << ']';
+    return out.str();
+}
+
+void require_linear_partitions(const cartesian_partition& P_x, const cartesian_partition& P_y,
+                               const cartesian_partition& P_W) {
+    auto require_2d = [](const cartesian_partition& p, const char* name, const char* form) {
+        DISTDL_REQUIRE_AS(p.dim() == 2, partition_error,
+                          "Linear: " << name << " must be 2-dimensional (" << form << "), got shape "
+                                     << format_list(p.shape()));
+    };
+    require_2d(P_x, "P_x", "1 x P_fi");
+    require_2d(P_y, "P_y", "1 x P_fo");
+    require_2d(P_W, "P_W", "P_fo x P_fi");
+    DISTDL_REQUIRE_AS(P_x.shape()[0] == 1, partition_error,
+                      "Linear: P_x shape " << format_list(P_x.shape()) << " must be 1 x P_fi (dimension 0 is "
+                                           << P_x.shape()[0] << ", expected 1: the batch is not split)");
+    DISTDL_REQUIRE_AS(P_y.shape()[0] == 1, partition_error,
+                      "Linear: P_y shape " << format_list(P_y.shape()) << " must be 1 x P_fo (dimension 0 is "
+                                           << P_y.shape()[0] << ", expected 1: the batch is not split)");
+    DISTDL_REQUIRE_AS(P_W.shape()[1] == P_x.shape()[1], partition_error,
+                      "Linear: P_W shape " << format_list(P_W.shape()) << " does not match P_x shape "
+                                           << format_list(P_x.shape()) << " in the in_features split (P_W dimension 1: "
+                                           << P_W.shape()[1] << " vs P_x dimension 1: " << P_x.shape()[1] << ")");
+    DISTDL_REQUIRE_AS(P_W.shape()[0] == P_y.shape()[1], partition_error,
+                      "Linear: P_W shape " << format_list(P_W.shape()) << " does not match P_y shape "
+                                           << format_list(P_y.shape()) << " in the out_features split (P_W dimension 0: "
+                                           << P_W.shape()[0] << " vs P_y dimension 1: " << P_y.shape()[1] << ")");
+}
+
+}  // namespace
+
+template <class T>
+linear_parameters<T> linear_initial_parameters(std::size_t in_features, std::size_t out_features,
+                                               const linear_options& options) {
+    linear_parameters<T> p{tensor<T>(shape_t{out_features, in_features}), tensor<T>(shape_t{options.bias ? out_features : 0})};
+    for (std::size_t e = 0; e < p.weight.size(); ++e)
+        p.weight.data()[e] = static_cast<T>(initial_value(options.seed, which::weight, e, in_features));
+    for (std::size_t e = 0; e < p.bias.size(); ++e)
+        p.bias.data()[e] = static_cast<T>(initial_value(options.seed, which::bias, e, in_features));
+    return p;
+}
+
+template <class T>
+distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const cartesian_partition& P_y,
+                                          const cartesian_partition& P_W, std::size_t in_features,
+                                          std::size_t out_features, linear_options options)
+    : P_x_((require_linear_partitions(P_x, P_y, P_W), P_x)),
+      P_y_(P_y),
+      P_W_(P_W),
+      in_features_(in_features),
+      out_features_(out_features),
+      options_(options),
+      empty_(shape_t{0}),
+      marker_(shape_t{0}) {
+    const std::size_t P_fo = P_W.shape()[0], P_fi = P_W.shape()[1];
+    // Both primitives check their partition rules and the element type on every worker.
+    broadcast_x_ = std::make_unique<broadcast<T>>(P_x, P_W);
+    reduce_y_ = std::make_unique<sum_reduce<T>>(P_W, P_y, sum_reduce_options{.transpose_src = true});
+
+    if (P_x.active()) local_in_ = balanced_size(in_features, P_fi, P_x.index()[1]);
+    if (P_y.active()) local_out_ = balanced_size(out_features, P_fo, P_y.index()[1]);
+    if (P_W.active()) {
+        const auto at = P_W.index();
+        const std::size_t row0 = balanced_start(out_features, P_fo, at[0]), rows = balanced_size(out_features, P_fo, at[0]);
+        const std::size_t col0 = balanced_start(in_features, P_fi, at[1]), cols = balanced_size(in_features, P_fi, at[1]);
+        holds_weight_ = true;
+        holds_bias_ = options.bias && at[1] == 0;
+        weight_.name = "weight";
+        weight_.value = tensor<T>(shape_t{rows, cols});
+        weight_.grad = xt::zeros<T>(shape_t{rows, cols});
+        for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t c = 0; c < cols; ++c)
+                weight_.value(r, c) =
+                    static_cast<T>(initial_value(options.seed, which::weight, (row0 + r) * in_features + col0 + c, in_features));
+        if (holds_bias_) {
+            bias_.name = "bias";
+            bias_.value = tensor<T>(shape_t{rows});
+            bias_.grad = xt::zeros<T>(shape_t{rows});
+            for (std::size_t r = 0; r < rows; ++r)
+                bias_.value(r) = static_cast<T>(initial_value(options.seed, which::bias, row0 + r, in_features));
+        }
+    }
+}
+
+template <class T>
+distributed_linear<T>::~distributed_linear() = default;
+
+template <class T>
+std::vector<parameter<T>*> distributed_linear<T>::parameters() {
+    std::vector<parameter<T>*> owned;
+    if (holds_weight_) owned.push_back(&weight_);
+    if (holds_bias_) owned.push_back(&bias_);
+    return owned;
+}
+
+template <class T>
+void distributed_linear<T>::zero_grad() {
+    for (auto* p : parameters()) p->grad.fill(T(0));
+}
+
+template <class T>
+std::string distributed_linear<T>::agree_on_piece(const cartesian_partition& team, const tensor<T>& piece,
+                                                  std::size_t features, const std::size_t* expected_batch,
+                                                  const char* what) const {
+    // {rank, extent 0, extent 1, expected features}
+    const std::array<std::uint64_t, 4> mine{piece.dimension(), piece.dimension() > 0 ? piece.shape()[0] : 0,
+                                            piece.dimension() > 1 ? piece.shape()[1] : 0, features};
+    const auto all = team.size() > 1 ? team.allgather_data(mine) : std::vector<std::array<std::uint64_t, 4>>{mine};
+    const char* name = what[0] == 'x' ? "P_x" : "P_y";
+    std::ostringstream problem;
+    for (std::size_t w = 0; w < all.size(); ++w) {
+        const auto& s = all[w];
+        if (s[0] != 2 || s[2] != s[3]) {
+            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
+                    << ") has shape " << describe_shape(s) << ", expected [batch, " << s[3] << "]";
+            return problem.str();
+        }
+    }
+    for (std::size_t w = 0; w < all.size(); ++w) {
+        const std::uint64_t batch = expected_batch ? *expected_batch : all[0][1];
+        if (all[w][1] != batch) {
+            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
+                    << ") has batch " << all[w][1] << ", expected " << batch
+                    << (expected_batch ? " (the batch of the last forward)" : " (the batch of P_x worker 0)");
+            return problem.str();
+        }
+    }
+    return {};
+}
+
+template <class T>
+void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
+    forward_done_ = false;
+    std::string refusal;
+    const tensor<T>* sent = &empty_;
+    if (P_x_.active()) {
+        refusal = agree_on_piece(P_x_, x, local_in_, nullptr, "x");
+        sent = refusal.empty() ? &x : &marker_;
+    }
+    broadcast_x_->forward(*sent, x_piece_);
+
+    bool upstream_refused = false;
+    const tensor<T>* contribution = &empty_;
+    if (holds_weight_) {
+        if (x_piece_.dimension() != 2) {
+            upstream_refused = true;  // the marker: P_x refused its input
+            contribution = &marker_;
+        } else {
+            const std::size_t batch = x_piece_.shape()[0];
+            const std::size_t rows = weight_.value.shape()[0];
+            ensure_shape(y_partial_, {batch, rows});
+            // With the bias, every row starts as b and the product is added to it (beta = 1).
+            if (holds_bias_)
+                for (std::size_t n = 0; n < batch; ++n)
+                    std::copy(bias_.value.data(), bias_.value.data() + rows, y_partial_.data() + n * rows);
+            kernels::gemm(transpose::no, transpose::yes, T(1), x_piece_, weight_.value, holds_bias_ ? T(1) : T(0),
+                          y_partial_);
+            contribution = &y_partial_;
+        }
+    }
+    reduce_y_->forward(*contribution, received_);
+    if (P_y_.active() && received_.dimension() != 2) upstream_refused = true;
+
+    if (!refusal.empty()) throw invalid_argument(refusal);
+    if (upstream_refused)
+        throw invalid_argument("Linear: forward refused because the input on P_x is invalid (the P_x workers report why)");
+    if (P_y_.active()) {
+        batch_ = received_.shape()[0];
+        std::swap(y, received_);
+    } else {
+        ensure_shape(y, {0});
+        if (holds_weight_) batch_ = x_piece_.shape()[0];
+    }
+    forward_done_ = true;
+}
+
+template <class T>
+void distributed_linear<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
+    // Every worker of the layer knows whether the last forward succeeded (it succeeds or fails
+    // on all of them); a worker in none of the partitions has nothing to do either way.
+    const bool takes_part = P_x_.active() || P_y_.active() || P_W_.active();
+    DISTDL_REQUIRE(forward_done_ || !takes_part,
+                   "Linear: adjoint() needs a successful forward() first (it uses that input)");
+    std::string refusal;
+    const tensor<T>* sent = &empty_;
+    if (P_y_.active()) {
+        refusal = agree_on_piece(P_y_, dy, local_out_, &batch_, "dy");
+        sent = refusal.empty() ? &dy : &marker_;
+    }
+    reduce_y_->adjoint(*sent, dy_piece_);
+
+    bool upstream_refused = false;
+    const tensor<T>* contribution = &empty_;
+    if (holds_weight_) {
+        if (dy_piece_.dimension() != 2) {
+            upstream_refused = true;
+            contribution = &marker_;
+        } else {
+            const std::size_t batch = dy_piece_.shape()[0];
+            ensure_shape(dx_partial_, {batch, weight_.value.shape()[1]});
+            kernels::gemm(transpose::no, transpose::no, T(1), dy_piece_, weight_.value, T(0), dx_partial_);
+            kernels::gemm(transpose::yes, transpose::no, T(1), dy_piece_, x_piece_, T(1), weight_.grad);
+            if (holds_bias_) {
+                const std::size_t rows = bias_.grad.size();
+                for (std::size_t n = 0; n < batch; ++n)
+                    for (std::size_t r = 0; r < rows; ++r) bias_.grad.data()[r] += dy_piece_.data()[n * rows + r];
+            }
+            contribution = &dx_partial_;
+        }
+    }
+    broadcast_x_->adjoint(*contribution, received_);
+    if (P_x_.active() && received_.dimension() != 2) upstream_refused = true;
+
+    if (!refusal.empty()) throw invalid_argument(refusal);
+    if (upstream_refused)
+        throw invalid_argument("Linear: adjoint refused because the output gradient on P_y is invalid (the P_y workers "
+                               "report why)");
+    if (P_x_.active()) std::swap(dx, received_);
+    else ensure_shape(dx, {0});
+}
+
+template linear_parameters<float> linear_initial_parameters<float>(std::size_t, std::size_t, const linear_options&);
+template linear_parameters<double> linear_initial_parameters<double>(std::size_t, std::size_t, const linear_options&);
+template class distributed_linear<float>;
+template class distributed_linear<double>;
+
+}  // namespace distdl

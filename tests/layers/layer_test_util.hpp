@@ -1,0 +1,63 @@
+#pragma once
+// Helpers of the layer checks: the global data every worker builds identically, column
+// blocks of it, and comparisons within the arithmetic tolerance of T.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/decomposition.hpp"
+#include "tests/primitives/primitive_test_util.hpp"
+
+namespace distdl::testing {
+
+template <class T>
+constexpr double arithmetic_tolerance() {
+    return sizeof(T) == sizeof(double) ? 1e-12 : 1e-5;
+}
+
+// Columns balanced(n, parts, part) of a matrix.
+template <class T>
+tensor<T> column_block(const tensor<T>& m, std::size_t parts, std::size_t part) {
+    const std::size_t n = m.shape()[1], c0 = balanced_start(n, parts, part), c1 = balanced_stop(n, parts, part);
+    tensor<T> out(shape_t{m.shape()[0], c1 - c0});
+    for (std::size_t r = 0; r < m.shape()[0]; ++r)
+        for (std::size_t c = c0; c < c1; ++c) out(r, c - c0) = m(r, c);
+    return out;
+}
+
+// Rows balanced(rows, row_parts, r) x columns balanced(cols, col_parts, c) of a matrix.
+template <class T>
+tensor<T> matrix_block(const tensor<T>& m, std::size_t row_parts, std::size_t r, std::size_t col_parts, std::size_t c) {
+    const std::size_t rows = m.shape()[0], cols = m.shape()[1];
+    const std::size_t r0 = balanced_start(rows, row_parts, r), r1 = balanced_stop(rows, row_parts, r);
+    const std::size_t c0 = balanced_start(cols, col_parts, c), c1 = balanced_stop(cols, col_parts, c);
+    tensor<T> out(shape_t{r1 - r0, c1 - c0});
+    for (std::size_t i = r0; i < r1; ++i)
+        for (std::size_t j = c0; j < c1; ++j) out(i - r0, j - c0) = m(i, j);
+    return out;
+}
+
+template <class T>
+tensor<T> vector_block(const tensor<T>& v, std::size_t parts, std::size_t part) {
+    const std::size_t n = v.size(), i0 = balanced_start(n, parts, part), i1 = balanced_stop(n, parts, part);
+    tensor<T> out(shape_t{i1 - i0});
+    for (std::size_t i = i0; i < i1; ++i) out(i - i0) = v(i);
+    return out;
+}
+
+// Same shape and every element within the tolerance of T relative to the largest |want|.
+template <class T>
+void check_close(const tensor<T>& got, const tensor<T>& want, const std::string& what) {
+    if (shape_of(got) != shape_of(want))
+        DCHECK_FAIL_(what << ": shape " << format_list(shape_of(got)) << ", expected " << format_list(shape_of(want)));
+    double scale = 0, diff = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        scale = std::max(scale, std::abs(double(want.data()[i])));
+        const double d = std::abs(double(got.data()[i]) - double(want.data()[i]));
+        diff = std::isnan(d) ? INFINITY : std::max(diff, d);
+    }
+    if (!(diff <= arithmetic_tolerance<T>() * std::max(scale, 1e-300)) && diff != 0)
+        DCHECK_FAIL_(what << ": relative error " << diff / scale << " > " << arithmetic_tolerance<T>());
+}
+
+}  // namespace distdl::testing

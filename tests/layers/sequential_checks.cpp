@@ -1,0 +1,97 @@
+// sequential on both transports: two DistributedLinear layers chained (the first's P_y is the
+// second's P_x) against the reference applied twice; parameters of both in order; the empty
+// chain is the identity.
+#include "layers/linear.hpp"
+#include "layers/sequential.hpp"
+#include "reference/linear.hpp"
+#include "tests/layers/layer_test_util.hpp"
+
+namespace {
+
+using distdl::distributed_linear;
+using distdl::linear_options;
+using distdl::sequential;
+using distdl::shape_t;
+using distdl::tensor;
+using distdl::testing::check_close;
+using distdl::testing::column_block;
+using distdl::testing::make_partition;
+using distdl::testing::random_tensor;
+using distdl::testing::rank_range;
+
+template <class T>
+void check_two_linear(const std::shared_ptr<distdl::communicator>& world, bool distributed) {
+    // distributed: 5 -> 7 on P_W1 3x2 (workers 0..5), then 7 -> 4 on P_W2 1x3 (workers 3..5,
+    // disjoint from P_x of the first); otherwise everything on worker 0.
+    const int me = world->rank();
+    const std::vector<int> x1 = distributed ? std::vector<int>{0, 1} : std::vector<int>{0};
+    const std::vector<int> y1 = distributed ? std::vector<int>{1, 2, 3} : std::vector<int>{0};
+    const std::vector<int> y2 = {0};
+    const std::size_t P_fi1 = x1.size(), P_fo1 = y1.size();
+    const auto P_x1 = make_partition(world, x1, {1, P_fi1});
+    const auto P_y1 = make_partition(world, y1, {1, P_fo1});
+    const auto P_W1 = make_partition(world, distributed ? rank_range(0, 6) : std::vector<int>{0}, {P_fo1, P_fi1});
+    const auto P_y2 = make_partition(world, y2, {1, 1});
+    const auto P_W2 = make_partition(world, distributed ? rank_range(3, 6) : std::vector<int>{0}, {1, P_fo1});
+
+    sequential<T> net;
+    net.template emplace<distributed_linear<T>>(P_x1, P_y1, P_W1, 5, 7, linear_options{.bias = true, .seed = 1});
+    net.append(std::make_unique<distributed_linear<T>>(P_y1, P_y2, P_W2, 7, 4, linear_options{.bias = false, .seed = 2}));
+    DCHECK_EQ(net.size(), std::size_t(2));
+    const auto m1 = distdl::linear_initial_parameters<T>(5, 7, {.bias = true, .seed = 1});
+    const auto m2 = distdl::linear_initial_parameters<T>(7, 4, {.bias = false, .seed = 2});
+
+    const tensor<T> x = random_tensor<T>({3, 5}, 5), dy = random_tensor<T>({3, 4}, 6);
+    const auto px = std::find(x1.begin(), x1.end(), me);
+    const tensor<T> x_piece = px != x1.end() ? column_block(x, P_fi1, std::size_t(px - x1.begin())) : distdl::zero_volume<T>();
+    tensor<T> y, dx;
+    for (int round = 0; round < 2; ++round) {
+        net.forward(x_piece, y);
+        const tensor<T> h = distdl::ref::linear(x, m1.weight, m1.bias);
+        const tensor<T> want = distdl::ref::linear(h, m2.weight);
+        if (me == 0) check_close(y, want, "sequential output");
+        else DCHECK_EQ(distdl::shape_of(y), (shape_t{0}));
+        net.adjoint(me == 0 ? dy : distdl::zero_volume<T>(), dx);
+        const tensor<T> dh = distdl::ref::linear_adjoint_input(dy, m2.weight);
+        if (px != x1.end())
+            check_close(dx, column_block(distdl::ref::linear_adjoint_input(dh, m1.weight), P_fi1, std::size_t(px - x1.begin())),
+                        "sequential adjoint");
+        else DCHECK_EQ(distdl::shape_of(dx), (shape_t{0}));
+    }
+    // Parameters of the first layer, then of the second; both adjoints accumulated.
+    const auto params = net.parameters();
+    std::size_t expected = 0;
+    if (P_W1.active()) expected += P_W1.index()[1] == 0 ? 2 : 1;
+    if (P_W2.active()) expected += 1;
+    DCHECK_EQ(params.size(), expected);
+    if (!distributed && me == 0) {
+        const tensor<T> h = distdl::ref::linear(x, m1.weight, m1.bias);
+        const tensor<T> dh = distdl::ref::linear_adjoint_input(dy, m2.weight);
+        check_close(params.at(0)->grad, tensor<T>(T(2) * distdl::ref::linear_adjoint_weight(dh, x)), "first weight gradient");
+        check_close(params.at(1)->grad, tensor<T>(T(2) * distdl::ref::linear_adjoint_bias(dh)), "first bias gradient");
+        check_close(params.at(2)->grad, tensor<T>(T(2) * distdl::ref::linear_adjoint_weight(dy, h)), "second weight gradient");
+    }
+    net.zero_grad();
+    for (auto* p : params)
+        for (auto v : p->grad) DCHECK_EQ(v, T(0));
+}
+
+}  // namespace
+
+DISTDL_CHECK(sequential_two_linear_serial, world_size <= 3) {
+    check_two_linear<double>(world, false);
+    check_two_linear<float>(world, false);
+}
+
+DISTDL_CHECK(sequential_two_linear_distributed, world_size >= 6) { check_two_linear<double>(world, true); }
+
+DISTDL_CHECK(sequential_empty_is_identity, world_size <= 2) {
+    (void)world;
+    sequential<double> net;
+    const tensor<double> x = random_tensor<double>({2, 3}, 1);
+    const auto y = net.forward(x);
+    DCHECK(distdl::testing::same_bits(y, x));
+    DCHECK(distdl::testing::same_bits(net.adjoint(x), x));
+    DCHECK(net.parameters().empty());
+    DCHECK_THROWS(net.append(nullptr), distdl::invalid_argument, "sequential: module 0 is null");
+}
