@@ -221,7 +221,7 @@ partition cartesian_partition::create_allreduction_partition(const std::vector<s
 namespace {
 
 // One team of a broadcast (or reduction): its root and its other members, as world ranks.
-struct exchange_plan {
+struct team_plan {
     std::vector<std::vector<int>> teams;  // team k: root first
     long send_key = -1;                   // team where this worker sends (broadcast root / reduction leaf)
     long recv_key = -1;                   // team where this worker receives
@@ -229,12 +229,12 @@ struct exchange_plan {
 
 // Teams between a partition `one` (one worker per key: the broadcast source or the reduction
 // destination) and `many` (several workers per key). The caller checked the rules.
-exchange_plan plan_exchange(const cartesian_partition& one, bool one_transposed, const cartesian_partition& many,
+team_plan plan_teams(const cartesian_partition& one, bool one_transposed, const cartesian_partition& many,
                             bool many_transposed, std::size_t dim, const std::vector<std::size_t>& matched,
                             const shape_t& extents, int world_rank, bool one_sends) {
     std::size_t keys = 1;
     for (auto d : matched) keys *= extents[d];
-    exchange_plan plan;
+    team_plan plan;
     plan.teams.assign(keys, {});
     std::vector<std::vector<int>> others(keys);
     for (int r = 0; r < one.size(); ++r) {
@@ -259,9 +259,9 @@ exchange_plan plan_exchange(const cartesian_partition& one, bool one_transposed,
 
 // Builds the teams of `plan` this worker belongs to, in increasing key order: every worker
 // creates (and later uses) its teams in that one global order, so none waits in a cycle.
-static exchange_partitions connect_plan(const std::shared_ptr<communicator>& world, const exchange_plan& plan,
+static team_pair connect_plan(const std::shared_ptr<communicator>& world, const team_plan& plan,
                                         partition inactive) {
-    exchange_partitions out{inactive, inactive, true};
+    team_pair out{inactive, inactive, true};
     std::vector<long> keys;
     for (long k : {plan.send_key, plan.recv_key})
         if (k >= 0 && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
@@ -275,17 +275,17 @@ static exchange_partitions connect_plan(const std::shared_ptr<communicator>& wor
     return out;
 }
 
-exchange_partitions cartesian_partition::create_broadcast_partition_to(const cartesian_partition& dest,
+team_pair cartesian_partition::create_broadcast_partition_to(const cartesian_partition& dest,
                                                                        bool transpose_src, bool transpose_dest) const {
-    return create_exchange_to(dest, transpose_src, transpose_dest, true);
+    return create_team_pair_to(dest, transpose_src, transpose_dest, true);
 }
 
-exchange_partitions cartesian_partition::create_reduction_partition_to(const cartesian_partition& dest,
+team_pair cartesian_partition::create_reduction_partition_to(const cartesian_partition& dest,
                                                                        bool transpose_src, bool transpose_dest) const {
-    return create_exchange_to(dest, transpose_src, transpose_dest, false);
+    return create_team_pair_to(dest, transpose_src, transpose_dest, false);
 }
 
-exchange_partitions cartesian_partition::create_exchange_to(const cartesian_partition& dest, bool transpose_src,
+team_pair cartesian_partition::create_team_pair_to(const cartesian_partition& dest, bool transpose_src,
                                                              bool transpose_dest, bool broadcast) const {
     const char* layer = broadcast ? "Broadcast" : "SumReduce";
     require_same_world(dest, broadcast ? "create_broadcast_partition_to" : "create_reduction_partition_to");
@@ -314,7 +314,7 @@ exchange_partitions cartesian_partition::create_exchange_to(const cartesian_part
                           problem() << " (dimension " << d << ": " << xs[d] << " vs " << ys[d] << ")");
         if (xs[d] == ys[d]) matched.push_back(d);
     }
-    const auto plan = plan_exchange(one, one_transposed, many, many_transposed, dim, matched, broadcast ? ys : xs,
+    const auto plan = plan_teams(one, one_transposed, many, many_transposed, dim, matched, broadcast ? ys : xs,
                                     world_->rank(), broadcast);
     return connect_plan(world_, plan, partition(world_, {}, shape_t{0}));
 }

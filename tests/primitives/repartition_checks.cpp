@@ -250,6 +250,6 @@ DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile, world_size >= 4) {
     const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
     if (P_x.active() || P_y.active())
         DCHECK_THROWS(R.forward(x), invalid_argument,
-                      "workers 0 and 1 of P_x share index 0 in dimension 0 but hold local shapes [3,4] and [2,4] "
-                      "(dimension 0: 3 vs 2)");
+                      "local input shapes do not assemble into a global tensor: worker 0 of P_x holds local shape "
+                      "[3,4], whose extent 3 in dimension 0 differs from that of another worker at index 0");
 }
