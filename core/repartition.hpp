@@ -1,7 +1,7 @@
 #pragma once
 // Repartition (spec 003): the same global tensor, moved from its decomposition over P_x to
 // the balanced decomposition over P_y (dim(P_x) == dim(P_y) == rank of the tensor). Input may
-// be unbalanced: the real local shapes are exchanged (once; again only when they change).
+// be unbalanced: the real local shapes are learnt collectively (once; again when they change).
 // Adjoint moves every piece back (to the input layout seen by the last forward).
 #include <memory>
 

@@ -58,6 +58,16 @@ void copy_box(const T* src, const shape_t& src_shape, const shape_t& src_start, 
         else *dst += *src;
         return;
     }
+    if (box_is_contiguous(src_shape, src_start, extent) && box_is_contiguous(dst_shape, dst_start, extent)) {
+        // One run in both arrays (whole rows, a packed buffer): a single copy or add loop.
+        const T* s = src + box_offset(src_shape, src_start);
+        T* d = dst + box_offset(dst_shape, dst_start);
+        const std::size_t n = volume(extent);
+        if (op == box_op::assign) std::copy(s, s + n, d);
+        else
+            for (std::size_t i = 0; i < n; ++i) d[i] += s[i];
+        return;
+    }
     // Element strides of both arrays (row-major); one small allocation per box, none per element.
     std::vector<std::size_t> src_stride(rank), dst_stride(rank), counter(rank, 0);
     src_stride[rank - 1] = 1;

@@ -46,7 +46,7 @@ namespace distdl::detail {
 // Largest tensor rank the shape header carries.
 constexpr std::size_t max_header_rank = 10;
 
-// The shape every member of one team agreed on at the last header exchange.
+// The shape every member of one team agreed on when the header last travelled.
 struct team_cache {
     bool known = false;
     shape_t shape;
