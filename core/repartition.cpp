@@ -85,6 +85,11 @@ struct repartition<T>::state {
     std::vector<std::vector<std::size_t>> gather_extents(const tensor<T>& x);
     // Local: the plan from the extents of every slab (offsets[d][i]: start of slab i in d).
     void build_plan(const std::vector<std::vector<std::size_t>>& extents);
+    std::vector<T> zeros;  // what a worker whose input does not fit the plan sends (only then)
+    const T* stand_in(std::size_t count) {
+        if (zeros.size() < count) zeros.assign(count, T(0));
+        return zeros.data();
+    }
     tensor<T>& zero_output(tensor<T>& out) const {
         detail::prepare_output(out, options.preserve_batch ? shape_t{global_shape[0], 0} : shape_t{0});
         return out;
@@ -237,6 +242,17 @@ repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_part
 template <class T>
 repartition<T>::~repartition() = default;
 
+namespace {
+
+// The output of a forward along the current plan (zero-volume off P_y).
+template <class S, class T>
+void prepare(S& st, tensor<T>& y) {
+    if (st.y_rank >= 0) detail::prepare_output(y, st.out_shape);
+    else st.zero_output(y);
+}
+
+}  // namespace
+
 template <class T>
 void repartition<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     auto& st = *state_;
@@ -253,14 +269,30 @@ void repartition<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
         problem = st.describe() + ": world rank " + std::to_string(st.P_x.world_comm()->rank()) +
                   " is not in P_x and must pass a zero-volume tensor, got shape " + format_list(shape_of(x));
     }
-    const bool mine_changed = !st.planned || (st.x_rank >= 0 && !has_shape(x, st.in_shape));
-    if (detail::agree_on_call(comm, problem, mine_changed)) {
-        st.planned = false;
-        st.build_plan(st.gather_extents(x));
-        st.planned = true;
+    const bool fits_plan = st.planned && (st.x_rank < 0 || has_shape(x, st.in_shape));
+    if (!st.planned) {
+        // First call: agree (blocking), learn the layout, then move.
+        if (detail::agree_on_call(comm, problem, true)) {
+            st.build_plan(st.gather_extents(x));
+            st.planned = true;
+        }
+        prepare(st, y);
+        st.exchange->forward(comm, st.x_rank >= 0 ? x.data() : nullptr, st.y_rank >= 0 ? y.data() : nullptr);
+        return;
     }
-    if (st.y_rank >= 0) detail::prepare_output(y, st.out_shape);
-    else st.zero_output(y);
+    // Planned: move along the plan and agree on the status while the data are in flight. A
+    // worker whose input does not fit the plan sends zeros of the planned shape.
+    prepare(st, y);
+    const T* src = st.x_rank < 0 ? nullptr : fits_plan ? x.data() : st.stand_in(volume(st.in_shape));
+    bool changed = false;
+    st.exchange->forward(comm, src, st.y_rank >= 0 ? y.data() : nullptr,
+                         [&] { changed = detail::agree_on_call(comm, problem, !fits_plan); });
+    if (!changed) return;
+    // Some worker's input changed shape: learn the new layout together and move again.
+    st.planned = false;
+    st.build_plan(st.gather_extents(x));
+    st.planned = true;
+    prepare(st, y);
     st.exchange->forward(comm, st.x_rank >= 0 ? x.data() : nullptr, st.y_rank >= 0 ? y.data() : nullptr);
 }
 
@@ -280,11 +312,12 @@ void repartition<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
         problem = "Repartition adjoint: world rank " + std::to_string(st.P_x.world_comm()->rank()) +
                   " is not in P_y and must pass a zero-volume dy, got shape " + format_list(shape_of(dy));
     }
-    detail::agree_on_call(*st.P_union.comm(), problem, false);
     if (st.x_rank >= 0) detail::prepare_output(dx, st.in_shape);
     else st.zero_output(dx);
-    st.exchange->reverse(*st.P_union.comm(), st.y_rank >= 0 ? dy.data() : nullptr,
-                         st.x_rank >= 0 ? dx.data() : nullptr, detail::box_op::assign);
+    communicator& comm = *st.P_union.comm();
+    const T* src = st.y_rank < 0 ? nullptr : problem.empty() ? dy.data() : st.stand_in(volume(st.out_shape));
+    st.exchange->reverse(comm, src, st.x_rank >= 0 ? dx.data() : nullptr, detail::box_op::assign,
+                         [&] { detail::agree_on_call(comm, problem, false); });
 }
 
 template class repartition<float>;

@@ -1,5 +1,6 @@
 #include "core/detail/box_exchange.hpp"
 
+#include <exception>
 #include <utility>
 
 #include "core/error.hpp"
@@ -41,15 +42,16 @@ box_exchange<T>::box_exchange(box_exchange_plan plan, int forward_tag, int rever
 }
 
 template <class T>
-void box_exchange<T>::forward(communicator& comm, const T* src, T* dst) {
+void box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const std::function<void()>& in_flight) {
     run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, src, plan_.receives, receive_slots_,
-        receive_buffer_, plan_.dest_shape, dst, box_op::assign, forward_tag_, true);
+        receive_buffer_, plan_.dest_shape, dst, box_op::assign, forward_tag_, true, in_flight);
 }
 
 template <class T>
-void box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like, box_op op) {
+void box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
+                              const std::function<void()>& in_flight) {
     run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, dst_like, plan_.sends, send_slots_,
-        send_buffer_, plan_.source_shape, src_like, op, reverse_tag_, false);
+        send_buffer_, plan_.source_shape, src_like, op, reverse_tag_, false, in_flight);
 }
 
 template <class T>
@@ -57,7 +59,8 @@ void box_exchange<T>::run(communicator& comm, const std::vector<box_transfer>& o
                           const std::vector<slot>& out_slots, std::vector<T>& out_buffer, const shape_t& out_shape,
                           const T* out_data, const std::vector<box_transfer>& incoming,
                           const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
-                          T* in_data, box_op op, int tag, bool forward) {
+                          T* in_data, box_op op, int tag, bool forward,
+                          const std::function<void()>& in_flight) {
     const auto packed = [](std::vector<T>& buffer, const std::vector<slot>& slots) {
         if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count);
         return buffer.data();
@@ -88,6 +91,15 @@ void box_exchange<T>::run(communicator& comm, const std::vector<box_transfer>& o
             copy_box(out_data, out_shape, t.source_start, in_data, in_shape, t.dest_start, t.extent, box_op::assign);
         else
             copy_box(out_data, out_shape, t.dest_start, in_data, in_shape, t.source_start, t.extent, box_op::assign);
+    }
+    if (in_flight) {
+        try {
+            in_flight();
+        } catch (...) {
+            // Every worker posted all its messages: complete them before anything is reused.
+            if (!requests_.empty()) comm.wait_all(requests_);
+            throw;
+        }
     }
     if (!requests_.empty()) comm.wait_all(requests_);
     for (std::size_t i = 0; i < incoming.size(); ++i) {

@@ -20,7 +20,15 @@
 //      reverse(comm, dst_like, src_like, op) is the adjoint: same plan, directions swapped;
 //      the self box is assigned first, then each received box is assigned or added (op) in
 //      increasing peer order, so additions happen in the same order on every transport and
-//      every run (bit-reproducible).
+//      every run (bit-reproducible). In forward, the receive boxes and the self box must not
+//      overlap in dst (nor, in an assigning reverse, in src_like).
+//   4. `in_flight`, when given, runs while this worker's messages are in flight (after the
+//      sends are posted and the self box is copied, before the wait): the place for a small
+//      collective that agrees on the call's status (core/detail/call_status.hpp), whose
+//      latency then overlaps the data transfer. If it throws, the exchange still completes
+//      (every worker posted all its planned messages) and the exception is rethrown after the
+//      wait, without unpacking. A worker whose argument is wrong must therefore still pass
+//      a source of the planned shape (scratch) so that its peers get their messages.
 //
 // Boxes that are one contiguous run of their array travel straight from and into the tensors
 // (no packing); the others are packed into buffers kept by the exchange. Receives are posted
@@ -28,6 +36,7 @@
 // exchange waits and unpacks. The argument checks of a call (shapes) belong to the caller (see
 // core/detail/call_status.hpp for agreeing on them).
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "core/communicator.hpp"
@@ -69,9 +78,10 @@ class box_exchange {
     const box_exchange_plan& plan() const { return plan_; }
 
     // src has plan().source_shape, dst plan().dest_shape.
-    void forward(communicator& comm, const T* src, T* dst);
+    void forward(communicator& comm, const T* src, T* dst, const std::function<void()>& in_flight = {});
     // The adjoint: dst_like has plan().dest_shape, src_like plan().source_shape.
-    void reverse(communicator& comm, const T* dst_like, T* src_like, box_op op);
+    void reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
+                 const std::function<void()>& in_flight = {});
 
   private:
     // A transfer with its place in the pack buffer of its list and whether it is contiguous
@@ -86,7 +96,8 @@ class box_exchange {
     void run(communicator& comm, const std::vector<box_transfer>& outgoing, const std::vector<slot>& out_slots,
              std::vector<T>& out_buffer, const shape_t& out_shape, const T* out_data,
              const std::vector<box_transfer>& incoming, const std::vector<slot>& in_slots, std::vector<T>& in_buffer,
-             const shape_t& in_shape, T* in_data, box_op op, int tag, bool forward);
+             const shape_t& in_shape, T* in_data, box_op op, int tag, bool forward,
+             const std::function<void()>& in_flight);
 
     box_exchange_plan plan_;
     int forward_tag_, reverse_tag_;
