@@ -229,7 +229,26 @@ repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_part
         st.x_rank = index_of(P_x.members(), world_rank);
         st.y_rank = index_of(P_y.members(), world_rank);
     }
-    if (!st.options.global_shape.empty()) {
+    if (st.P_union.active()) {
+        // Every worker of the union must give the same global_shape, or none: plans built
+        // alone must mirror each other (else messages would not match).
+        communicator& comm = *st.P_union.comm();
+        const std::size_t dim = P_x.dim();
+        std::vector<std::uint64_t> mine(dim + 1, 0), sums(dim + 1, 0);
+        mine[0] = st.options.global_shape.empty() ? 0 : 1;
+        for (std::size_t d = 0; d < dim && mine[0] == 1; ++d) mine[d + 1] = st.options.global_shape[d];
+        comm.all_reduce_sum(mine.data(), sums.data(), dim + 1, dtype::uint64);
+        const auto n = static_cast<std::uint64_t>(comm.size());
+        bool agree = sums[0] == 0 || sums[0] == n;
+        for (std::size_t d = 0; d < dim && agree && mine[0] == 1; ++d) agree = mine[d + 1] * n == sums[d + 1];
+        std::string problem;
+        if (!agree)
+            problem = st.describe() + ": the workers disagree on the option global_shape (world rank " +
+                      std::to_string(P_x.world_comm()->rank()) + " gives " +
+                      (mine[0] == 1 ? format_list(st.options.global_shape) : std::string("none")) + ")";
+        detail::agree_on_call(comm, problem, false);
+    }
+    if (st.P_union.active() && !st.options.global_shape.empty()) {
         // Balanced input of a known global shape: every worker plans alone, identically.
         std::vector<std::vector<std::size_t>> extents(P_x.dim());
         for (std::size_t d = 0; d < P_x.dim(); ++d)

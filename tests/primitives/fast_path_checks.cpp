@@ -214,6 +214,12 @@ DISTDL_CHECK(repartition_fast_path_and_refusals, world_size >= 2) {
     G.forward(ref::split(whole, P_x.shape())[me_x], y);
     DCHECK(same_bits(y, ref::repartition(whole, P_y.shape())[me_y]));
     DCHECK_EQ(all_metadata(world, "repartition"), before);
+    // Workers that disagree on the shapes given up front are refused at construction, all of them.
+    const shape_t other{5, 2 * W + 1};
+    DCHECK_THROWS(repartition<double>(P_x, P_y, repartition_options{true, world->rank() == 1 ? other : global}),
+                  invalid_argument, "the workers disagree on the option global_shape");
+    DCHECK_THROWS(repartition<double>(P_x, P_y, repartition_options{true, world->rank() == 0 ? shape_t{} : global}),
+                  invalid_argument, "the workers disagree on the option global_shape");
     // A wrong dy on one worker of P_y: refused on all; a good call works afterwards.
     const tensor<double> wrong = P_y.rank() == 0 ? tensor<double>(shape_t{1, 2}) : y;
     DCHECK_THROWS(G.adjoint(wrong, dx), invalid_argument, "Repartition adjoint: worker 0 of P_y shape");
