@@ -7,6 +7,8 @@
 // Cost: one all-reduce of two words per call ("<label>.status" in the traffic log). Only when
 // some worker reports a problem: an all-reduce of a bit mask (one bit per member) to find the
 // lowest-ranked member with a problem, and a broadcast of its text from it.
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/communicator.hpp"
@@ -17,6 +19,10 @@ namespace distdl::detail {
 // none); `changed` says that its shapes differ from the ones its plan was built for. Throws
 // invalid_argument on every member, with the lowest-ranked member's problem, when any member
 // has one; otherwise returns whether any member reported a change.
-bool agree_on_call(communicator& comm, const std::string& problem, bool changed);
+// `message`, when given, makes the error text from the problems of the lowest- and the
+// highest-ranked members with one and their number (by default: the lowest one's problem and
+// how many more there are).
+using problem_formatter = std::function<std::string(const std::string& first, const std::string& last, std::uint64_t count)>;
+bool agree_on_call(communicator& comm, const std::string& problem, bool changed, const problem_formatter& message = {});
 
 }  // namespace distdl::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/detail/call_status.hpp"
 #include "core/detail/dtype_agreement.hpp"
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
@@ -155,33 +156,37 @@ void receive_copy(const partition& team, tensor<T>& y, const char* layer, team_c
 }
 
 // Every member of `team` learns the shape the contributors (mine non-null) hold and checks
-// that they agree, so all members throw together or none does.
+// that they agree, so all members throw together or none does. Memory and messages do not
+// grow with the team: the header words are summed over the team, each contributor checks its
+// own words against the mean, and the verdict is agreed (core/detail/call_status.hpp).
 template <class T>
 shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const char* layer, team_scratch<T>& scratch) {
     shapes_scope scope(team);
     encode_header(scratch.header, mine);
-    const auto n = static_cast<std::size_t>(team.size());
-    scratch.gathered.resize(header_words * n);
-    team.comm()->all_gather(scratch.header.data(), scratch.gathered.data(), header_words, dtype::uint64);
-    shape_t agreed;
-    int first = -1;
-    for (std::size_t r = 0; r < n; ++r) {
-        const std::uint64_t* words = scratch.gathered.data() + r * header_words;
-        if (words[1] == 0) continue;
-        const int who = team.members()[r];
-        shape_t shape = decode_header<T>(words, who, layer);
-        if (first < 0) {
-            agreed = std::move(shape);
-            first = who;
-        } else {
-            DISTDL_REQUIRE(shape == agreed, layer << ": tensors summed together must have one shape, but world rank "
-                                                  << first << " holds " << format_list(agreed) << " and world rank "
-                                                  << who << " holds " << format_list(shape));
+    communicator& comm = *team.comm();
+    scratch.gathered.assign(header_words, 0);
+    comm.all_reduce_sum(scratch.header.data(), scratch.gathered.data(), header_words, dtype::uint64);
+    const std::uint64_t contributors = scratch.gathered[1];
+    DISTDL_REQUIRE(contributors > 0, layer << ": internal error: a team with no contributing worker");
+    std::string problem;
+    if (mine != nullptr) {
+        bool same = true;
+        for (std::size_t k = 2; k < header_words; ++k) same = same && scratch.header[k] * contributors == scratch.gathered[k];
+        if (!same) {
+            const int me = team.members()[static_cast<std::size_t>(team.rank())];
+            problem = "world rank " + std::to_string(me) + " holds " + format_list(shape_of(*mine));
         }
     }
-    DISTDL_REQUIRE(first >= 0, layer << ": internal error: a team with no contributing worker");
-    scratch.gathered.clear();
-    scratch.gathered.shrink_to_fit();  // size of the team: not kept between calls
+    // Shapes that differ make at least two contributors differ from the mean: name the first
+    // and the last of them.
+    agree_on_call(comm, problem, false, [&](const std::string& first, const std::string& last, std::uint64_t) {
+        return std::string(layer) + ": tensors summed together must have one shape, but " + first + " and " + last;
+    });
+    DISTDL_REQUIRE(scratch.gathered[2] / contributors <= max_header_rank,
+                   layer << ": tensors of rank " << scratch.gathered[2] / contributors << "; at most " << max_header_rank
+                         << " dimensions are supported");
+    shape_t agreed(scratch.gathered[2] / contributors);
+    for (std::size_t d = 0; d < agreed.size(); ++d) agreed[d] = scratch.gathered[3 + d] / contributors;
     return agreed;
 }
 

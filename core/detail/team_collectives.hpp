@@ -59,7 +59,7 @@ template <class T>
 struct team_scratch {
     team_cache provide_cache, obtain_cache;
     std::vector<std::uint64_t> header;
-    std::vector<std::uint64_t> gathered;
+    std::vector<std::uint64_t> gathered;  // the header words summed over a team
     std::vector<T> fused_in, fused_out;
     std::vector<T> zeros;
 };
