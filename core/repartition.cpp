@@ -17,9 +17,12 @@
 // of P_x and P_y take part in a call. The plan (the global shape, the box each P_x worker
 // owns, the balanced box of each P_y worker, and from them this worker's boxes to send and
 // receive) is built once and reused while the local input shapes stay the same:
-//   - each call starts with one two-word all-reduce over the union (core/detail/call_status):
-//     did any worker get a bad argument (then every worker throws the same error), did any
-//     worker's input shape change since the plan (then every worker rebuilds it);
+//   - each call posts its messages along the plan and, while they are in flight, all-reduces
+//     a two-word status over the union (core/detail/call_status): did any worker get a bad
+//     argument (then every worker throws the same error once the messages are done), did any
+//     worker's input shape change since the plan (then every worker rebuilds it and moves the
+//     data again). A worker whose input does not fit the plan sends zeros of the planned shape,
+//     so message counts always match and nobody waits;
 //   - building the plan needs no per-worker table: each P_x worker adds its extent in every
 //     dimension into the slot of its grid index there (an all-reduce of sum(P_x shape) words);
 //     every worker sharing a slot must hold the same extent (each checks its own against the
