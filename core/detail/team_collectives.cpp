@@ -1,6 +1,7 @@
 #include "core/detail/team_collectives.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <sstream>
 
 #include "core/detail/call_status.hpp"
@@ -248,6 +249,26 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
     cache.known = true;
 }
 
+// Runs steps one after the other even when one throws, and rethrows the first error after
+// the last step: a worker in two teams still takes part in the second one.
+class first_error_keeper {
+  public:
+    template <class F>
+    void operator()(F&& step) {
+        try {
+            step();
+        } catch (...) {
+            if (!first_) first_ = std::current_exception();
+        }
+    }
+    void rethrow() {
+        if (first_) std::rethrow_exception(first_);
+    }
+
+  private:
+    std::exception_ptr first_;
+};
+
 }  // namespace
 
 template <class T>
@@ -267,9 +288,12 @@ void copy_out(const partition& provide, const partition& obtain, bool provide_fi
         idle_output(x, y, gives, preserve_batch);
         return;
     }
-    if (gives && provide_first) send_copy(provide, x, layer, scratch.provide_cache, scratch);
-    receive_copy(obtain, y, layer, scratch.obtain_cache, scratch);
-    if (gives && !provide_first) send_copy(provide, x, layer, scratch.provide_cache, scratch);
+    // Two teams: an error in the first must not leave the second team waiting for this worker.
+    first_error_keeper keep;
+    if (gives && provide_first) keep([&] { send_copy(provide, x, layer, scratch.provide_cache, scratch); });
+    keep([&] { receive_copy(obtain, y, layer, scratch.obtain_cache, scratch); });
+    if (gives && !provide_first) keep([&] { send_copy(provide, x, layer, scratch.provide_cache, scratch); });
+    keep.rethrow();
     if (!gives) require_zero_volume(x, obtain, layer);  // after the collective: nobody waits
 }
 
@@ -291,12 +315,15 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
         idle_output(x, y, gives, preserve_batch);
         return;
     }
-    if (gives && provide_first) give();
     DISTDL_REQUIRE(obtain.rank() == 0, layer << ": internal error: the destination is rank " << obtain.rank()
                                              << " of its team, not rank 0");
+    // Two teams: an error in the first must not leave the second team waiting for this worker.
+    first_error_keeper keep;
+    if (gives && provide_first) keep(give);
     // A destination outside the sum contributes zeros (the interface has no in-place reduce).
-    team_sum<T>(obtain, nullptr, &y, false, layer, scratch.obtain_cache, scratch);
-    if (gives && !provide_first) give();
+    keep([&] { team_sum<T>(obtain, nullptr, &y, false, layer, scratch.obtain_cache, scratch); });
+    if (gives && !provide_first) keep(give);
+    keep.rethrow();
     if (!gives) require_zero_volume(x, obtain, layer);  // after the collective: nobody waits
 }
 
