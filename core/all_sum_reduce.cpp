@@ -1,7 +1,7 @@
 #include "core/all_sum_reduce.hpp"
 
 #include "core/detail/argument_agreement.hpp"
-#include "core/team_exchange.hpp"
+#include "core/detail/team_collectives.hpp"
 
 namespace distdl {
 
@@ -11,7 +11,7 @@ template <class T>
 struct all_sum_reduce<T>::state {
     partition team;
     std::shared_ptr<communicator> world;
-    detail::exchange_scratch<T> scratch;
+    detail::team_scratch<T> forward_scratch, adjoint_scratch;
 };
 
 namespace {
@@ -40,22 +40,23 @@ all_sum_reduce<T>::all_sum_reduce(const cartesian_partition& P_x, std::vector<st
         .list("axes_reduce", axes_reduce)
         .require(*P_x.world_comm());
     state_ = std::make_unique<state>(
-        state{P_x.create_allreduction_partition(checked_axes(P_x, axes_reduce)), P_x.world_comm(), {}});
+        state{P_x.create_allreduction_partition(checked_axes(P_x, axes_reduce)), P_x.world_comm(), {}, {}});
 }
 
 template <class T>
 all_sum_reduce<T>::~all_sum_reduce() = default;
 
 template <class T>
-tensor<T> all_sum_reduce<T>::forward_value(const tensor<T>& x) {
+void all_sum_reduce<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     traffic_scope scope(state_->world->traffic(), "all_sum_reduce");
-    return detail::all_sum(state_->team, x, "AllSumReduce", state_->scratch);
+    detail::all_sum(state_->team, x, y, "AllSumReduce", state_->forward_scratch);
 }
 
 // Self-adjoint: the sum over a team, handed to every member, is a symmetric operator.
 template <class T>
-tensor<T> all_sum_reduce<T>::adjoint_value(const tensor<T>& dy) {
-    return forward_value(dy);
+void all_sum_reduce<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
+    traffic_scope scope(state_->world->traffic(), "all_sum_reduce");
+    detail::all_sum(state_->team, dy, dx, "AllSumReduce", state_->adjoint_scratch);
 }
 
 template class all_sum_reduce<float>;

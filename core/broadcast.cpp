@@ -1,7 +1,7 @@
 #include "core/broadcast.hpp"
 
 #include "core/detail/argument_agreement.hpp"
-#include "core/team_exchange.hpp"
+#include "core/detail/team_collectives.hpp"
 
 namespace distdl {
 
@@ -10,10 +10,10 @@ namespace distdl {
 // any communication.
 template <class T>
 struct broadcast<T>::state {
-    exchange_partitions teams;
+    team_pair teams;
     broadcast_options options;
     std::shared_ptr<communicator> world;
-    detail::exchange_scratch<T> scratch;
+    detail::team_scratch<T> forward_scratch, adjoint_scratch;
 };
 
 template <class T>
@@ -28,27 +28,27 @@ broadcast<T>::broadcast(const cartesian_partition& P_x, const cartesian_partitio
         .flag("preserve_batch", options.preserve_batch)
         .require(*P_x.world_comm());
     state_ = std::make_unique<state>(state{P_x.create_broadcast_partition_to(P_y, options.transpose_src, options.transpose_dest),
-                                           options, P_x.world_comm(), {}});
+                                           options, P_x.world_comm(), {}, {}});
 }
 
 template <class T>
 broadcast<T>::~broadcast() = default;
 
 template <class T>
-tensor<T> broadcast<T>::forward_value(const tensor<T>& x) {
+void broadcast<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     traffic_scope scope(state_->world->traffic(), "broadcast");
     const auto& t = state_->teams;
-    return detail::copy_out(t.send, t.recv, t.send_first, x, state_->options.preserve_batch, "Broadcast",
-                            state_->scratch);
+    detail::copy_out(t.send, t.recv, t.send_first, x, y, state_->options.preserve_batch, "Broadcast",
+                     state_->forward_scratch);
 }
 
 // Adjoint: SumReduce from P_y back to P_x over the same teams, used in the same order.
 template <class T>
-tensor<T> broadcast<T>::adjoint_value(const tensor<T>& dy) {
+void broadcast<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     traffic_scope scope(state_->world->traffic(), "broadcast");
     const auto& t = state_->teams;
-    return detail::sum_in(t.recv, t.send, !t.send_first, dy, state_->options.preserve_batch, "Broadcast",
-                          state_->scratch);
+    detail::sum_in(t.recv, t.send, !t.send_first, dy, dx, state_->options.preserve_batch, "Broadcast",
+                   state_->adjoint_scratch);
 }
 
 template class broadcast<float>;

@@ -4,10 +4,16 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/box_copy.hpp"
+#include <optional>
+#include <sstream>
+#include <string>
+
 #include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
+#include "core/detail/box_exchange.hpp"
+#include "core/detail/call_status.hpp"
+#include "core/detail/output.hpp"
 #include "core/error.hpp"
 
 // How it works. The layout is static (global shape and geometry are given at construction),
@@ -18,7 +24,9 @@
 // with its window and sends every q the overlap of its owned box with q's window. Looking at
 // every worker, not only at grid neighbours, is what makes halos wider than a neighbour's
 // piece (small pieces, wide or dilated kernels) come out right; a worker whose window lies
-// inside its own piece (negative halo) simply receives nothing.
+// inside its own piece (negative halo) simply receives nothing. The plan runs on the shared
+// box-exchange engine (core/detail/box_exchange.hpp); each call first agrees on the argument
+// checks (core/detail/call_status.hpp) so a wrong shape on one worker is an error on all.
 
 namespace distdl {
 
@@ -59,24 +67,17 @@ struct halo_exchange<T>::state {
     shape_t owned_shape;
     window_box window;     // what it needs
     shape_t window_shape;
+    shape_t inside_start, inside_extent;  // the part of the window inside [0, n): not padding
 
-    // One region moved between this worker and a peer: `start` is in this worker's local
-    // array (owned piece for `sends`, window for `recvs`).
-    struct transfer {
-        int peer;
-        shape_t start;
-        shape_t extent;
-        std::size_t offset;
-        std::size_t count;
-    };
-    std::vector<transfer> sends;  // forward: my owned box ∩ each peer's window
-    std::vector<transfer> recvs;  // forward: each peer's owned box ∩ my window
-    std::size_t send_volume = 0, recv_volume = 0;
-    bool self = false;            // my owned box ∩ my window is non-empty
-    shape_t self_owned_start, self_window_start, self_extent;
+    // Forward: my owned piece -> my window (sends: my owned box ∩ each peer's window;
+    // receives: each peer's owned box ∩ my window; self: my owned box ∩ my window).
+    std::optional<detail::box_exchange<T>> exchange;
+    std::vector<T> zeros;  // what a worker with a wrong argument sends (allocated only then)
 
-    std::vector<T> send_buffer, recv_buffer;
-    std::vector<request> requests;
+    const T* stand_in(std::size_t count) {
+        if (zeros.size() < count) zeros.assign(count, T(0));
+        return zeros.data();
+    }
 
     state(const cartesian_partition& px, shape_t shape, kernel_geometry g)
         : P_x(px), global_shape(std::move(shape)), geometry(std::move(g)) {}
@@ -122,7 +123,15 @@ void halo_exchange<T>::state::plan() {
     owned_shape = owned.extent();
     window = window_of(my_index);
     window_shape.resize(dim);
-    for (std::size_t d = 0; d < dim; ++d) window_shape[d] = static_cast<std::size_t>(window.hi[d] - window.lo[d]);
+    inside_start.resize(dim);
+    inside_extent.resize(dim);
+    for (std::size_t d = 0; d < dim; ++d) {
+        window_shape[d] = static_cast<std::size_t>(window.hi[d] - window.lo[d]);
+        const signed_index lo = std::max<signed_index>(window.lo[d], 0);
+        const signed_index hi = std::min<signed_index>(window.hi[d], static_cast<signed_index>(global_shape[d]));
+        inside_start[d] = static_cast<std::size_t>(std::min(lo, window.hi[d]) - window.lo[d]);
+        inside_extent[d] = hi > lo ? static_cast<std::size_t>(hi - lo) : 0;
+    }
 
     // Overlap of an owned box with a window: in global indices, clamped to the owned box
     // (which lies inside [0, n), so padding never matches an owner).
@@ -140,53 +149,41 @@ void halo_exchange<T>::state::plan() {
         // An empty window still has a shape; an overlap of volume zero moves nothing.
         return !empty;
     };
+    const auto in_owned = [&](const shape_t& start) {
+        shape_t s(dim);
+        for (std::size_t d = 0; d < dim; ++d) s[d] = start[d] - owned.start[d];
+        return s;
+    };
+    const auto in_window = [&](const shape_t& start) {
+        shape_t s(dim);
+        for (std::size_t d = 0; d < dim; ++d)
+            s[d] = static_cast<std::size_t>(static_cast<signed_index>(start[d]) - window.lo[d]);
+        return s;
+    };
+    const auto extent_of = [dim](const shape_t& start, const shape_t& stop) {
+        shape_t e(dim);
+        for (std::size_t d = 0; d < dim; ++d) e[d] = stop[d] - start[d];
+        return e;
+    };
 
-    sends.clear();
-    recvs.clear();
-    send_volume = recv_volume = 0;
-    self = false;
+    detail::box_exchange_plan p;
+    p.source_shape = owned_shape;
+    p.dest_shape = window_shape;
     shape_t start, stop;
     for (int q = 0; q < P_x.size(); ++q) {
         const shape_t q_index = unravel_index(static_cast<std::size_t>(q), px);
-        const index_box q_owned = balanced_box(global_shape, px, q_index);
         if (q == me) {
             if (!overlap(owned, window, start, stop)) continue;
-            self = true;
-            self_owned_start.resize(dim);
-            self_window_start.resize(dim);
-            self_extent.resize(dim);
-            for (std::size_t d = 0; d < dim; ++d) {
-                self_owned_start[d] = start[d] - owned.start[d];
-                self_window_start[d] = static_cast<std::size_t>(static_cast<signed_index>(start[d]) - window.lo[d]);
-                self_extent[d] = stop[d] - start[d];
-            }
+            p.has_self = true;
+            p.self = {in_owned(start), in_window(start), extent_of(start, stop)};
             continue;
         }
-        // What q needs from me.
-        if (overlap(owned, window_of(q_index), start, stop)) {
-            transfer t{q, shape_t(dim), shape_t(dim), send_volume, 0};
-            for (std::size_t d = 0; d < dim; ++d) {
-                t.start[d] = start[d] - owned.start[d];
-                t.extent[d] = stop[d] - start[d];
-            }
-            t.count = volume(t.extent);
-            send_volume += t.count;
-            sends.push_back(std::move(t));
-        }
-        // What I need from q.
-        if (overlap(q_owned, window, start, stop)) {
-            transfer t{q, shape_t(dim), shape_t(dim), recv_volume, 0};
-            for (std::size_t d = 0; d < dim; ++d) {
-                t.start[d] = static_cast<std::size_t>(static_cast<signed_index>(start[d]) - window.lo[d]);
-                t.extent[d] = stop[d] - start[d];
-            }
-            t.count = volume(t.extent);
-            recv_volume += t.count;
-            recvs.push_back(std::move(t));
-        }
+        // What q needs from me, and what I need from q.
+        if (overlap(owned, window_of(q_index), start, stop)) p.sends.push_back({q, in_owned(start), extent_of(start, stop)});
+        if (overlap(balanced_box(global_shape, px, q_index), window, start, stop))
+            p.receives.push_back({q, in_window(start), extent_of(start, stop)});
     }
-    send_buffer.resize(send_volume);
-    recv_buffer.resize(recv_volume);
+    exchange.emplace(std::move(p), forward_tag, adjoint_tag);
 }
 
 template <class T>
@@ -244,74 +241,70 @@ halo_exchange<T>::halo_exchange(const cartesian_partition& P_x, shape_t global_s
 template <class T>
 halo_exchange<T>::~halo_exchange() = default;
 
+namespace {
+
+// A worker outside P_x takes no part and must pass a zero-volume tensor.
 template <class T>
-tensor<T> halo_exchange<T>::forward_value(const tensor<T>& x) {
-    auto& st = *state_;
-    traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
-    if (!st.P_x.active()) return zero_volume<T>();
-    const shape_t given = shape_of(x);
-    DISTDL_REQUIRE(given == st.owned_shape, "HaloExchange: worker " << st.me << " of P_x shape "
-                                                                    << format_list(st.P_x.shape())
-                                                                    << " expects its balanced piece of shape "
-                                                                    << format_list(st.owned_shape) << " of global shape "
-                                                                    << format_list(st.global_shape) << ", got "
-                                                                    << format_list(given));
-    tensor<T> y = xt::zeros<T>(st.window_shape);  // padding stays zero
-    communicator& comm = *st.P_x.comm();
-    st.requests.clear();
-    for (const auto& t : st.recvs)
-        st.requests.push_back(comm.irecv(st.recv_buffer.data() + t.offset, t.count, t.peer, forward_tag));
-    for (const auto& t : st.sends) {
-        detail::pack_box(x.data(), st.owned_shape, t.start, t.extent, st.send_buffer.data() + t.offset);
-        st.requests.push_back(comm.isend(st.send_buffer.data() + t.offset, t.count, t.peer, forward_tag));
-    }
-    if (st.self)
-        detail::copy_box(x.data(), st.owned_shape, st.self_owned_start, y.data(), st.window_shape,
-                         st.self_window_start, st.self_extent, detail::box_op::assign);
-    if (!st.requests.empty()) comm.wait_all(st.requests);
-    for (const auto& t : st.recvs)
-        detail::unpack_box(st.recv_buffer.data() + t.offset, y.data(), st.window_shape, t.start, t.extent,
-                           detail::box_op::assign);
-    return y;
+void idle_call(const cartesian_partition& P_x, const tensor<T>& arg, tensor<T>& out, const char* what) {
+    DISTDL_REQUIRE(arg.size() == 0, what << ": world rank " << P_x.world_comm()->rank()
+                                         << " is not in P_x and must pass a zero-volume tensor, got shape "
+                                         << format_list(shape_of(arg)));
+    detail::prepare_output(out, shape_t{0});
 }
 
+// This worker's problem with its argument (empty: none).
 template <class T>
-tensor<T> halo_exchange<T>::adjoint_value(const tensor<T>& dy) {
+std::string shape_problem(const tensor<T>& arg, const shape_t& expected, int me, const cartesian_partition& P_x,
+                          const shape_t& global_shape, const char* what) {
+    if (arg.dimension() == expected.size() && std::equal(expected.begin(), expected.end(), arg.shape().begin()))
+        return {};
+    std::ostringstream msg;
+    msg << what << ": worker " << me << " of P_x shape " << format_list(P_x.shape()) << " (global shape "
+        << format_list(global_shape) << ") expects a tensor of shape " << format_list(expected) << ", got "
+        << format_list(shape_of(arg));
+    return msg.str();
+}
+
+}  // namespace
+
+// Each call: the messages are posted, then the workers of P_x agree on the argument checks
+// while the data are in flight (core/detail/call_status.hpp), so a wrong shape on one worker
+// is the same error on every worker and costs no extra round trip when all is well. A worker
+// with a wrong argument still sends its planned messages (from zeros), so nobody waits.
+template <class T>
+void halo_exchange<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
-    if (!st.P_x.active()) return zero_volume<T>();
-    const shape_t given = shape_of(dy);
-    DISTDL_REQUIRE(given == st.window_shape, "HaloExchange adjoint: worker " << st.me << " of P_x shape "
-                                                                             << format_list(st.P_x.shape())
-                                                                             << " expects dy of its window shape "
-                                                                             << format_list(st.window_shape)
-                                                                             << ", got " << format_list(given));
-    tensor<T> dx = xt::zeros<T>(st.owned_shape);
+    if (!st.P_x.active()) return idle_call(st.P_x, x, y, "HaloExchange");
     communicator& comm = *st.P_x.comm();
-    // The reverse of forward: what I received I now send back, what I sent I now receive and add.
-    st.requests.clear();
-    for (const auto& t : st.sends)
-        st.requests.push_back(comm.irecv(st.send_buffer.data() + t.offset, t.count, t.peer, adjoint_tag));
-    for (const auto& t : st.recvs) {
-        detail::pack_box(dy.data(), st.window_shape, t.start, t.extent, st.recv_buffer.data() + t.offset);
-        st.requests.push_back(comm.isend(st.recv_buffer.data() + t.offset, t.count, t.peer, adjoint_tag));
-    }
-    if (!st.requests.empty()) comm.wait_all(st.requests);
-    // Contributions are added in rank order (mine in its place), so the rounding is the same
-    // on every transport and every run.
-    auto next = st.sends.begin();
-    for (int q = 0; q < st.P_x.size(); ++q) {
-        if (q == st.me) {
-            if (st.self)
-                detail::copy_box(dy.data(), st.window_shape, st.self_window_start, dx.data(), st.owned_shape,
-                                 st.self_owned_start, st.self_extent, detail::box_op::add);
-        } else if (next != st.sends.end() && next->peer == q) {
-            detail::unpack_box(st.send_buffer.data() + next->offset, dx.data(), st.owned_shape, next->start,
-                               next->extent, detail::box_op::add);
-            ++next;
-        }
-    }
-    return dx;
+    const std::string problem = shape_problem(x, st.owned_shape, st.me, st.P_x, st.global_shape, "HaloExchange");
+    detail::prepare_output(y, st.window_shape);
+    // Only the padding is zeroed: every element inside [0, n) arrives from its owner.
+    detail::fill_outside_box(y.data(), st.window_shape, st.inside_start, st.inside_extent, T(0));
+    const T* src = problem.empty() ? x.data() : st.stand_in(volume(st.owned_shape));
+    st.exchange->forward(comm, src, y.data(), [&] { detail::agree_on_call(comm, problem, false); });
+}
+
+// The reverse of forward: ghost values go back to their owners and are added there, after
+// this worker's own part, in rank order (the same rounding on every transport and run).
+template <class T>
+void halo_exchange<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
+    auto& st = *state_;
+    traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
+    if (!st.P_x.active()) return idle_call(st.P_x, dy, dx, "HaloExchange adjoint");
+    communicator& comm = *st.P_x.comm();
+    const std::string problem =
+        shape_problem(dy, st.window_shape, st.me, st.P_x, st.global_shape, "HaloExchange adjoint");
+    detail::prepare_output(dx, st.owned_shape);
+    const auto& plan = st.exchange->plan();
+    // The own part is assigned; only what it does not cover starts at zero.
+    if (plan.has_self)
+        detail::fill_outside_box(dx.data(), st.owned_shape, plan.self.source_start, plan.self.extent, T(0));
+    else
+        std::fill(dx.data(), dx.data() + dx.size(), T(0));
+    const T* src = problem.empty() ? dy.data() : st.stand_in(volume(st.window_shape));
+    st.exchange->reverse(comm, src, dx.data(), detail::box_op::add,
+                         [&] { detail::agree_on_call(comm, problem, false); });
 }
 
 template class halo_exchange<float>;

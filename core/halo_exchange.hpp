@@ -31,12 +31,10 @@ class halo_exchange : public module<T> {
     halo_exchange(const cartesian_partition& P_x, shape_t global_shape, kernel_geometry geometry);
     ~halo_exchange() override;
   protected:
-    void do_forward(const tensor<T>& x, tensor<T>& y) override { y = forward_value(x); }
-    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override { dx = adjoint_value(dy); }
+    void do_forward(const tensor<T>& x, tensor<T>& y) override;
+    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;
 
   private:
-    tensor<T> forward_value(const tensor<T>& x);
-    tensor<T> adjoint_value(const tensor<T>& dy);
     struct state;
     std::unique_ptr<state> state_;
 };

@@ -81,7 +81,7 @@ class partition {
 // The two teams a worker uses in a broadcast or a sum-reduction between partitions (spec 001):
 // `send` and `recv` are inactive where the worker has no such role. `send_first` says which
 // to use first so that workers holding two teams never wait on each other in a cycle.
-struct exchange_partitions {
+struct team_pair {
     partition send;
     partition recv;
     bool send_first;
@@ -104,11 +104,11 @@ class cartesian_partition : public partition {
     partition create_allreduction_partition(const std::vector<std::size_t>& axes) const;
     // Teams of a broadcast from this partition to `dest`: one per worker of this partition,
     // that worker first, then the receiving workers of `dest` in their order.
-    exchange_partitions create_broadcast_partition_to(const cartesian_partition& dest, bool transpose_src = false,
+    team_pair create_broadcast_partition_to(const cartesian_partition& dest, bool transpose_src = false,
                                                       bool transpose_dest = false) const;
     // Teams of a sum-reduction from this partition to `dest`: one per worker of `dest`, that
     // worker first, then the contributing workers of this partition in their order.
-    exchange_partitions create_reduction_partition_to(const cartesian_partition& dest, bool transpose_src = false,
+    team_pair create_reduction_partition_to(const cartesian_partition& dest, bool transpose_src = false,
                                                       bool transpose_dest = false) const;
 
   private:
@@ -116,7 +116,7 @@ class cartesian_partition : public partition {
     // Refuses a partition whose members this worker does not know (see the top of this file).
     void require_known_team(const char* what) const;
     // The rules and teams of a broadcast (or, with broadcast false, a sum-reduction) to dest.
-    exchange_partitions create_exchange_to(const cartesian_partition& dest, bool transpose_src, bool transpose_dest,
+    team_pair create_team_pair_to(const cartesian_partition& dest, bool transpose_src, bool transpose_dest,
                                            bool broadcast) const;
     friend class partition;
 };

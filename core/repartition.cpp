@@ -2,64 +2,62 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 
-#include "core/box_copy.hpp"
 #include "core/decomposition.hpp"
-#include "core/error.hpp"
+#include "core/detail/box_exchange.hpp"
+#include "core/detail/call_status.hpp"
 #include "core/detail/argument_agreement.hpp"
+#include "core/detail/output.hpp"
+#include "core/error.hpp"
 
 // How it works. Every worker of the world builds the module; only the workers of the union
-// of P_x and P_y take part in a call. Each call first all-gathers the local input shapes over
-// the union (one small record per worker), from which every union worker derives the same
-// global shape, the box each P_x worker owns and the balanced box of each P_y worker. A P_x
-// worker then sends each P_y worker the overlap of the two boxes (packed once into one buffer
-// per call), and a worker in both partitions copies its own overlap locally. The plan is
-// cached and rebuilt only when the gathered shapes change; buffers are reused across calls.
+// of P_x and P_y take part in a call. The plan (the global shape, the box each P_x worker
+// owns, the balanced box of each P_y worker, and from them this worker's boxes to send and
+// receive) is built once and reused while the local input shapes stay the same:
+//   - each call posts its messages along the plan and, while they are in flight, all-reduces
+//     a two-word status over the union (core/detail/call_status): did any worker get a bad
+//     argument (then every worker throws the same error once the messages are done), did any
+//     worker's input shape change since the plan (then every worker rebuilds it and moves the
+//     data again). A worker whose input does not fit the plan sends zeros of the planned shape,
+//     so message counts always match and nobody waits;
+//   - building the plan needs no per-worker table: each P_x worker adds its extent in every
+//     dimension into the slot of its grid index there (an all-reduce of sum(P_x shape) words);
+//     every worker sharing a slot must hold the same extent (each checks its own against the
+//     slot's mean, and the verdict is agreed), and prefix sums give every P_x box;
+//   - the data move on the shared box-exchange engine (core/detail/box_exchange.hpp);
+//     contiguous boxes go straight from x and into y.
+// With `global_shape` given at construction (balanced input), the plan is built there without
+// communication, and the first call is already on the fast path.
 
 namespace distdl {
 
 namespace {
 
-// Tensors of higher rank are refused (the shape record has a fixed size so that one
-// all-gather of fixed length carries every shape).
-constexpr std::size_t max_rank = 16;
-
-// What one union worker contributes to the shape exchange.
-struct shape_record {
-    std::uint64_t rank = 0;  // rank of its local input
-    std::uint64_t extent[max_rank] = {};
-};
-
-bool same_records(const std::vector<shape_record>& a, const std::vector<shape_record>& b) {
-    return a.size() == b.size() &&
-           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(shape_record)) == 0);
-}
-
-std::string record_shape(const shape_record& r) {
-    std::ostringstream out;
-    out << '[';
-    for (std::size_t d = 0; d < std::min<std::uint64_t>(r.rank, max_rank); ++d) out << (d ? "," : "") << r.extent[d];
-    if (r.rank > max_rank) out << ",...";
-    out << ']';
-    return out.str();
-}
+constexpr int forward_tag = 1;
+constexpr int adjoint_tag = 2;
 
 int index_of(const std::vector<int>& list, int value) {
     auto it = std::find(list.begin(), list.end(), value);
     return it == list.end() ? -1 : static_cast<int>(it - list.begin());
 }
 
-shape_t start_relative(const index_box& box, const index_box& origin) { return relative_to(box, origin).start; }
+template <class T>
+bool has_shape(const tensor<T>& t, const shape_t& shape) {
+    return t.dimension() == shape.size() && std::equal(shape.begin(), shape.end(), t.shape().begin());
+}
 
 // Zero-volume result of a worker outside both partitions: it never learns the global shape,
 // so it keeps the batch extent of its own (zero-volume) argument.
 template <class T>
-tensor<T> outside_result(const tensor<T>& arg, bool preserve_batch) {
+void outside_result(const tensor<T>& arg, tensor<T>& out, bool preserve_batch) {
+    DISTDL_REQUIRE(arg.size() == 0, "Repartition: a worker in neither P_x nor P_y must pass a zero-volume tensor, got "
+                                    "shape "
+                                        << format_list(shape_of(arg)));
     const bool keep = preserve_batch && arg.dimension() >= 2;
-    return zero_volume<T>(keep ? arg.shape()[0] : 0, keep);
+    detail::prepare_output(out, keep ? shape_t{arg.shape()[0], 0} : shape_t{0});
 }
 
 }  // namespace
@@ -70,112 +68,87 @@ struct repartition<T>::state {
     cartesian_partition P_y;
     partition P_union;
     repartition_options options;
-    std::vector<int> x_to_union;  // union rank of each P_x worker
-    std::vector<int> y_to_union;  // union rank of each P_y worker
+    std::vector<int> y_to_union;  // union rank of each P_y worker (P_x worker r is union rank r)
     int x_rank = -1;              // this worker in P_x / P_y (-1 when not a member)
     int y_rank = -1;
 
-    // One overlap between this worker's box and a peer's box. `start` is relative to this
-    // worker's own box (its input box for to_y, its output box for from_x), which is where
-    // the region lives locally in both directions.
-    struct transfer {
-        int peer;  // union rank
-        shape_t start;
-        shape_t extent;
-        std::size_t offset;  // into the buffer of its list
-        std::size_t count;
-    };
-
     // The plan of the last forward (also what adjoint reverses).
     bool planned = false;
-    std::vector<shape_record> records;
     shape_t global_shape;
-    index_box in_box, out_box;    // this worker's input and output boxes (when a member)
-    shape_t in_shape, out_shape;
-    std::vector<transfer> to_y;   // forward sends: my input box ∩ each other P_y worker's box
-    std::vector<transfer> from_x; // forward receives: each other P_x worker's box ∩ my output box
-    std::size_t to_y_volume = 0, from_x_volume = 0;
-    bool self_overlap = false;
-    shape_t self_in_start, self_out_start, self_extent;  // my own overlap, in both boxes
-
-    std::vector<T> to_y_buffer, from_x_buffer;
-    std::vector<request> requests;
+    shape_t in_shape, out_shape;  // this worker's input and output shapes
+    std::optional<detail::box_exchange<T>> exchange;
 
     state(const cartesian_partition& px, const cartesian_partition& py, repartition_options opts)
-        : P_x(px), P_y(py), P_union(px.create_partition_union(py)), options(opts) {}
+        : P_x(px), P_y(py), P_union(px.create_partition_union(py)), options(std::move(opts)) {}
 
-    void exchange_and_plan(const tensor<T>& x);
-    void build_plan();
-    void move(bool forward, const T* src, T* dst);
+    std::string describe() const {
+        return "Repartition from P_x shape " + format_list(P_x.shape()) + " to P_y shape " + format_list(P_y.shape());
+    }
+    // Collective over the union: the extents of every P_x slab, checked to tile a tensor.
+    std::vector<std::vector<std::size_t>> gather_extents(const tensor<T>& x);
+    // Local: the plan from the extents of every slab (offsets[d][i]: start of slab i in d).
+    void build_plan(const std::vector<std::vector<std::size_t>>& extents);
+    std::vector<T> zeros;  // what a worker whose input does not fit the plan sends (only then)
+    const T* stand_in(std::size_t count) {
+        if (zeros.size() < count) zeros.assign(count, T(0));
+        return zeros.data();
+    }
+    tensor<T>& zero_output(tensor<T>& out) const {
+        detail::prepare_output(out, options.preserve_batch ? shape_t{global_shape[0], 0} : shape_t{0});
+        return out;
+    }
 };
 
 template <class T>
-void repartition<T>::state::exchange_and_plan(const tensor<T>& x) {
-    shape_record mine;
+std::vector<std::vector<std::size_t>> repartition<T>::state::gather_extents(const tensor<T>& x) {
+    const std::size_t dim = P_x.dim();
+    const shape_t& px = P_x.shape();
+    std::vector<std::size_t> base(dim + 1, 0);
+    for (std::size_t d = 0; d < dim; ++d) base[d + 1] = base[d] + px[d];
+    std::vector<std::uint64_t> mine(base[dim], 0), sums(base[dim], 0);
+    shape_t c;
     if (x_rank >= 0) {
-        mine.rank = x.dimension();
-        for (std::size_t d = 0; d < std::min(x.dimension(), max_rank); ++d) mine.extent[d] = x.shape()[d];
+        c = unravel_index(static_cast<std::size_t>(x_rank), px);  // row-major, as the partition
+        for (std::size_t d = 0; d < dim; ++d) mine[base[d] + c[d]] = x.shape()[d];
     }
-    std::vector<shape_record> gathered;
+    communicator& comm = *P_union.comm();
     {
-        // Metadata, labelled apart from the data so that traffic counts show what moved.
-        traffic_scope scope(P_union.world_comm()->traffic(), "repartition.shapes");
-        gathered = P_union.allgather_data(mine);
+        traffic_scope scope(comm.traffic(), comm.traffic().label() + ".shapes");
+        comm.all_reduce_sum(mine.data(), sums.data(), mine.size(), dtype::uint64);
     }
-    if (planned && same_records(gathered, records)) return;
-    records = std::move(gathered);
-    planned = false;
-    build_plan();
-    planned = true;
+    // Every slab holds volume(P_x) / P_x[d] workers; each checks its extent against the mean.
+    const std::size_t nx = volume(px);
+    std::string problem;
+    for (std::size_t d = 0; x_rank >= 0 && d < dim && problem.empty(); ++d) {
+        const std::size_t per_slab = nx / px[d];
+        if (x.shape()[d] * per_slab != sums[base[d] + c[d]]) {
+            std::ostringstream msg;
+            msg << describe() << ": local input shapes do not assemble into a global tensor: worker " << x_rank
+                << " of P_x holds local shape " << format_list(shape_of(x)) << ", whose extent " << x.shape()[d]
+                << " in dimension " << d << " differs from that of another worker at index " << c[d]
+                << " of that dimension";
+            problem = msg.str();
+        }
+    }
+    detail::agree_on_call(comm, problem, false);
+    std::vector<std::vector<std::size_t>> extents(dim);
+    for (std::size_t d = 0; d < dim; ++d)
+        for (std::size_t i = 0; i < px[d]; ++i) extents[d].push_back(sums[base[d] + i] / (nx / px[d]));
+    return extents;
 }
 
-// Everything here is computed from the gathered records only, so every union worker reaches
-// the same verdict: an error is thrown identically on all of them.
+// Everything here is computed from data every union worker holds alike, so an error is thrown
+// identically on all of them.
 template <class T>
-void repartition<T>::state::build_plan() {
+void repartition<T>::state::build_plan(const std::vector<std::vector<std::size_t>>& extents) {
     const std::size_t dim = P_x.dim();
     const shape_t& px = P_x.shape();
     const shape_t& py = P_y.shape();
-    const auto describe = [&]() {
-        return "Repartition from P_x shape " + format_list(px) + " to P_y shape " + format_list(py);
-    };
-
-    // Per dimension, the extent held at each P_x index along it (consistent across the
-    // workers sharing that index, or the pieces do not tile a global tensor).
-    std::vector<std::vector<std::uint64_t>> extent(dim);
-    std::vector<std::vector<int>> owner(dim);
-    for (std::size_t d = 0; d < dim; ++d) {
-        extent[d].assign(px[d], 0);
-        owner[d].assign(px[d], -1);
-    }
-    for (int r = 0; r < P_x.size(); ++r) {
-        const shape_record& rec = records[static_cast<std::size_t>(x_to_union[static_cast<std::size_t>(r)])];
-        DISTDL_REQUIRE(rec.rank == dim, describe() << ": the tensor must have rank " << dim << ", but worker " << r
-                                                   << " of P_x holds local shape " << record_shape(rec)
-                                                   << " (rank " << rec.rank << ")");
-        const shape_t c = unravel_index(static_cast<std::size_t>(r), px);  // row-major, as the partition
-        for (std::size_t d = 0; d < dim; ++d) {
-            int& first = owner[d][c[d]];
-            if (first < 0) {
-                first = r;
-                extent[d][c[d]] = rec.extent[d];
-                continue;
-            }
-            const shape_record& other = records[static_cast<std::size_t>(x_to_union[static_cast<std::size_t>(first)])];
-            DISTDL_REQUIRE(rec.extent[d] == extent[d][c[d]],
-                           describe() << ": local input shapes do not assemble into a global tensor: workers "
-                                      << first << " and " << r << " of P_x share index " << c[d]
-                                      << " in dimension " << d << " but hold local shapes " << record_shape(other)
-                                      << " and " << record_shape(rec) << " (dimension " << d << ": "
-                                      << other.extent[d] << " vs " << rec.extent[d] << ")");
-        }
-    }
-
     std::vector<shape_t> offset(dim);
     global_shape.assign(dim, 0);
     for (std::size_t d = 0; d < dim; ++d) {
         offset[d].assign(px[d] + 1, 0);
-        for (std::size_t i = 0; i < px[d]; ++i) offset[d][i + 1] = offset[d][i] + extent[d][i];
+        for (std::size_t i = 0; i < px[d]; ++i) offset[d][i + 1] = offset[d][i] + extents[d][i];
         global_shape[d] = offset[d][px[d]];
     }
     for (std::size_t d = 0; d < dim; ++d)
@@ -194,72 +167,45 @@ void repartition<T>::state::build_plan() {
         return b;
     };
     const auto y_box = [&](int r) { return balanced_box(global_shape, py, unravel_index(static_cast<std::size_t>(r), py)); };
+    const auto start_in = [](const index_box& inner, const index_box& outer) { return relative_to(inner, outer).start; };
 
-    to_y.clear();
-    from_x.clear();
-    to_y_volume = from_x_volume = 0;
-    self_overlap = false;
+    detail::box_exchange_plan plan;
+    plan.source_shape = shape_t(dim, 0);
+    plan.dest_shape = shape_t(dim, 0);
     const int me = P_union.rank();
+    index_box in_box, out_box;
     if (x_rank >= 0) {
         in_box = x_box(x_rank);
-        in_shape = in_box.extent();
+        plan.source_shape = in_box.extent();
         for (int r = 0; r < P_y.size(); ++r) {
             const int peer = y_to_union[static_cast<std::size_t>(r)];
             const index_box overlap = intersect(in_box, y_box(r));
             if (overlap.empty()) continue;
             if (peer == me) {
-                self_overlap = true;
-                self_in_start = start_relative(overlap, in_box);
-                self_extent = overlap.extent();
+                plan.has_self = true;
+                plan.self.source_start = start_in(overlap, in_box);
+                plan.self.extent = overlap.extent();
                 continue;
             }
-            to_y.push_back({peer, start_relative(overlap, in_box), overlap.extent(), to_y_volume, overlap.volume()});
-            to_y_volume += overlap.volume();
+            plan.sends.push_back({peer, start_in(overlap, in_box), overlap.extent()});
         }
+        std::sort(plan.sends.begin(), plan.sends.end(),
+                  [](const detail::box_transfer& a, const detail::box_transfer& b) { return a.peer < b.peer; });
     }
     if (y_rank >= 0) {
         out_box = y_box(y_rank);
-        out_shape = out_box.extent();
-        if (self_overlap) self_out_start = start_relative(intersect(in_box, out_box), out_box);
+        plan.dest_shape = out_box.extent();
+        if (plan.has_self) plan.self.dest_start = start_in(intersect(in_box, out_box), out_box);
         for (int r = 0; r < P_x.size(); ++r) {
-            const int peer = x_to_union[static_cast<std::size_t>(r)];
-            if (peer == me) continue;  // already found above
+            if (r == me) continue;  // already found above
             const index_box overlap = intersect(x_box(r), out_box);
             if (overlap.empty()) continue;
-            from_x.push_back({peer, start_relative(overlap, out_box), overlap.extent(), from_x_volume, overlap.volume()});
-            from_x_volume += overlap.volume();
+            plan.receives.push_back({r, start_in(overlap, out_box), overlap.extent()});
         }
     }
-    to_y_buffer.resize(to_y_volume);
-    from_x_buffer.resize(from_x_volume);
-}
-
-// Forward: src is the input piece, dst the output piece. Adjoint: the reverse, along the same
-// overlaps. Receives are posted first, each outgoing region is packed once, and the local
-// overlap is copied while messages are in flight.
-template <class T>
-void repartition<T>::state::move(bool forward, const T* src, T* dst) {
-    const auto& outgoing = forward ? to_y : from_x;
-    const auto& incoming = forward ? from_x : to_y;
-    auto& out_buffer = forward ? to_y_buffer : from_x_buffer;
-    auto& in_buffer = forward ? from_x_buffer : to_y_buffer;
-    const shape_t& src_shape = forward ? in_shape : out_shape;
-    const shape_t& dst_shape = forward ? out_shape : in_shape;
-    const int tag = forward ? 1 : 2;
-    communicator& comm = *P_union.comm();
-
-    requests.clear();
-    for (const auto& t : incoming) requests.push_back(comm.irecv(in_buffer.data() + t.offset, t.count, t.peer, tag));
-    for (const auto& t : outgoing) {
-        detail::pack_box(src, src_shape, t.start, t.extent, out_buffer.data() + t.offset);
-        requests.push_back(comm.isend(out_buffer.data() + t.offset, t.count, t.peer, tag));
-    }
-    if (self_overlap)
-        detail::copy_box(src, src_shape, forward ? self_in_start : self_out_start, dst, dst_shape,
-                         forward ? self_out_start : self_in_start, self_extent, detail::box_op::assign);
-    if (!requests.empty()) comm.wait_all(requests);
-    for (const auto& t : incoming)
-        detail::unpack_box(in_buffer.data() + t.offset, dst, dst_shape, t.start, t.extent, detail::box_op::assign);
+    in_shape = plan.source_shape;
+    out_shape = plan.dest_shape;
+    exchange.emplace(std::move(plan), forward_tag, adjoint_tag);
 }
 
 template <class T>
@@ -270,61 +216,117 @@ repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_part
         .list("P_x shape", P_x.shape())
         .list("P_y shape", P_y.shape())
         .flag("preserve_batch", options.preserve_batch)
+        .list("global_shape", options.global_shape)
         .require(*P_x.world_comm());
     DISTDL_REQUIRE_AS(P_x.dim() == P_y.dim(), partition_error,
                       "Repartition: P_x shape " << format_list(P_x.shape()) << " and P_y shape "
                                                 << format_list(P_y.shape()) << " differ in dimension ("
                                                 << P_x.dim() << " vs " << P_y.dim() << ")");
-    DISTDL_REQUIRE_AS(P_x.dim() >= 1 && P_x.dim() <= max_rank, partition_error,
+    DISTDL_REQUIRE_AS(P_x.dim() >= 1, partition_error,
                       "Repartition: P_x shape " << format_list(P_x.shape()) << " and P_y shape "
-                                                << format_list(P_y.shape()) << " must have between 1 and "
-                                                << max_rank << " dimensions");
+                                                << format_list(P_y.shape()) << " must have at least 1 dimension");
+    DISTDL_REQUIRE(options.global_shape.empty() || options.global_shape.size() == P_x.dim(),
+                   "Repartition: global_shape " << format_list(options.global_shape) << " has rank "
+                                                << options.global_shape.size() << ", expected the dimension of P_x ("
+                                                << P_x.dim() << ")");
     state_ = std::make_unique<state>(P_x, P_y, options);
     auto& st = *state_;
     const auto& union_members = st.P_union.members();
-    for (int w : P_x.members()) st.x_to_union.push_back(index_of(union_members, w));
     for (int w : P_y.members()) st.y_to_union.push_back(index_of(union_members, w));
     if (st.P_union.active()) {
         const int world_rank = union_members[static_cast<std::size_t>(st.P_union.rank())];
         st.x_rank = index_of(P_x.members(), world_rank);
         st.y_rank = index_of(P_y.members(), world_rank);
     }
+    if (st.P_union.active() && !st.options.global_shape.empty()) {
+        // Balanced input of a known global shape: every worker plans alone, identically.
+        std::vector<std::vector<std::size_t>> extents(P_x.dim());
+        for (std::size_t d = 0; d < P_x.dim(); ++d)
+            extents[d] = balanced_sizes(st.options.global_shape[d], P_x.shape()[d]);
+        st.build_plan(extents);
+        st.planned = true;
+    }
 }
 
 template <class T>
 repartition<T>::~repartition() = default;
 
+namespace {
+
+// The output of a forward along the current plan (zero-volume off P_y).
+template <class S, class T>
+void prepare(S& st, tensor<T>& y) {
+    if (st.y_rank >= 0) detail::prepare_output(y, st.out_shape);
+    else st.zero_output(y);
+}
+
+}  // namespace
+
 template <class T>
-tensor<T> repartition<T>::forward_value(const tensor<T>& x) {
+void repartition<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "repartition");
-    if (!st.P_union.active()) return outside_result(x, st.options.preserve_batch);
-    st.exchange_and_plan(x);
-    tensor<T> y = st.y_rank >= 0 ? tensor<T>(st.out_shape)
-                                 : zero_volume<T>(st.global_shape[0], st.options.preserve_batch);
-    // Only P_x workers have a source; the others pass an unused pointer.
-    st.move(true, st.x_rank >= 0 ? x.data() : nullptr, y.data());
-    return y;
+    if (!st.P_union.active()) return outside_result(x, y, st.options.preserve_batch);
+    communicator& comm = *st.P_union.comm();
+    std::string problem;
+    if (st.x_rank >= 0 && x.dimension() != st.P_x.dim()) {
+        std::ostringstream msg;
+        msg << st.describe() << ": the tensor must have rank " << st.P_x.dim() << ", but worker " << st.x_rank
+            << " of P_x holds local shape " << format_list(shape_of(x)) << " (rank " << x.dimension() << ")";
+        problem = msg.str();
+    } else if (st.x_rank < 0 && x.size() != 0) {
+        problem = st.describe() + ": world rank " + std::to_string(st.P_x.world_comm()->rank()) +
+                  " is not in P_x and must pass a zero-volume tensor, got shape " + format_list(shape_of(x));
+    }
+    const bool fits_plan = st.planned && (st.x_rank < 0 || has_shape(x, st.in_shape));
+    if (!st.planned) {
+        // First call: agree (blocking), learn the layout, then move.
+        if (detail::agree_on_call(comm, problem, true)) {
+            st.build_plan(st.gather_extents(x));
+            st.planned = true;
+        }
+        prepare(st, y);
+        st.exchange->forward(comm, st.x_rank >= 0 ? x.data() : nullptr, st.y_rank >= 0 ? y.data() : nullptr);
+        return;
+    }
+    // Planned: move along the plan and agree on the status while the data are in flight. A
+    // worker whose input does not fit the plan sends zeros of the planned shape.
+    prepare(st, y);
+    const T* src = st.x_rank < 0 ? nullptr : fits_plan ? x.data() : st.stand_in(volume(st.in_shape));
+    bool changed = false;
+    st.exchange->forward(comm, src, st.y_rank >= 0 ? y.data() : nullptr,
+                         [&] { changed = detail::agree_on_call(comm, problem, !fits_plan); });
+    if (!changed) return;
+    // Some worker's input changed shape: learn the new layout together and move again.
+    st.planned = false;
+    st.build_plan(st.gather_extents(x));
+    st.planned = true;
+    prepare(st, y);
+    st.exchange->forward(comm, st.x_rank >= 0 ? x.data() : nullptr, st.y_rank >= 0 ? y.data() : nullptr);
 }
 
 template <class T>
-tensor<T> repartition<T>::adjoint_value(const tensor<T>& dy) {
+void repartition<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "repartition");
-    if (!st.P_union.active()) return outside_result(dy, st.options.preserve_batch);
+    if (!st.P_union.active()) return outside_result(dy, dx, st.options.preserve_batch);
+    // Every union worker holds the same plan state, so this refusal is the same everywhere.
     DISTDL_REQUIRE(st.planned, "Repartition: adjoint called before forward (the input layout is not known yet)");
-    if (st.y_rank >= 0) {
-        const shape_t given = shape_of(dy);
-        DISTDL_REQUIRE(given == st.out_shape, "Repartition adjoint: worker " << st.y_rank << " of P_y shape "
-                                                                             << format_list(st.P_y.shape())
-                                                                             << " expects dy of shape "
-                                                                             << format_list(st.out_shape)
-                                                                             << ", got " << format_list(given));
+    std::string problem;
+    if (st.y_rank >= 0 && !has_shape(dy, st.out_shape)) {
+        problem = "Repartition adjoint: worker " + std::to_string(st.y_rank) + " of P_y shape " +
+                  format_list(st.P_y.shape()) + " expects dy of shape " + format_list(st.out_shape) + ", got " +
+                  format_list(shape_of(dy));
+    } else if (st.y_rank < 0 && dy.size() != 0) {
+        problem = "Repartition adjoint: world rank " + std::to_string(st.P_x.world_comm()->rank()) +
+                  " is not in P_y and must pass a zero-volume dy, got shape " + format_list(shape_of(dy));
     }
-    tensor<T> dx = st.x_rank >= 0 ? tensor<T>(st.in_shape)
-                                  : zero_volume<T>(st.global_shape[0], st.options.preserve_batch);
-    st.move(false, st.y_rank >= 0 ? dy.data() : nullptr, dx.data());
-    return dx;
+    if (st.x_rank >= 0) detail::prepare_output(dx, st.in_shape);
+    else st.zero_output(dx);
+    communicator& comm = *st.P_union.comm();
+    const T* src = st.y_rank < 0 ? nullptr : problem.empty() ? dy.data() : st.stand_in(volume(st.out_shape));
+    st.exchange->reverse(comm, src, st.x_rank >= 0 ? dx.data() : nullptr, detail::box_op::assign,
+                         [&] { detail::agree_on_call(comm, problem, false); });
 }
 
 template class repartition<float>;

@@ -1,7 +1,7 @@
 #include "core/sum_reduce.hpp"
 
 #include "core/detail/argument_agreement.hpp"
-#include "core/team_exchange.hpp"
+#include "core/detail/team_collectives.hpp"
 
 namespace distdl {
 
@@ -10,10 +10,10 @@ namespace distdl {
 // any communication.
 template <class T>
 struct sum_reduce<T>::state {
-    exchange_partitions teams;
+    team_pair teams;
     sum_reduce_options options;
     std::shared_ptr<communicator> world;
-    detail::exchange_scratch<T> scratch;
+    detail::team_scratch<T> forward_scratch, adjoint_scratch;
 };
 
 template <class T>
@@ -28,27 +28,27 @@ sum_reduce<T>::sum_reduce(const cartesian_partition& P_x, const cartesian_partit
         .flag("preserve_batch", options.preserve_batch)
         .require(*P_x.world_comm());
     state_ = std::make_unique<state>(state{P_x.create_reduction_partition_to(P_y, options.transpose_src, options.transpose_dest),
-                                           options, P_x.world_comm(), {}});
+                                           options, P_x.world_comm(), {}, {}});
 }
 
 template <class T>
 sum_reduce<T>::~sum_reduce() = default;
 
 template <class T>
-tensor<T> sum_reduce<T>::forward_value(const tensor<T>& x) {
+void sum_reduce<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     traffic_scope scope(state_->world->traffic(), "sum_reduce");
     const auto& t = state_->teams;
-    return detail::sum_in(t.send, t.recv, t.send_first, x, state_->options.preserve_batch, "SumReduce",
-                          state_->scratch);
+    detail::sum_in(t.send, t.recv, t.send_first, x, y, state_->options.preserve_batch, "SumReduce",
+                   state_->forward_scratch);
 }
 
 // Adjoint: Broadcast from P_y back to P_x over the same teams, used in the same order.
 template <class T>
-tensor<T> sum_reduce<T>::adjoint_value(const tensor<T>& dy) {
+void sum_reduce<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     traffic_scope scope(state_->world->traffic(), "sum_reduce");
     const auto& t = state_->teams;
-    return detail::copy_out(t.recv, t.send, !t.send_first, dy, state_->options.preserve_batch, "SumReduce",
-                            state_->scratch);
+    detail::copy_out(t.recv, t.send, !t.send_first, dy, dx, state_->options.preserve_batch, "SumReduce",
+                     state_->adjoint_scratch);
 }
 
 template class sum_reduce<float>;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/dtype_agreement.hpp"
+#include "core/detail/dtype_agreement.hpp"
 #include "core/error.hpp"
 
 namespace distdl::detail {

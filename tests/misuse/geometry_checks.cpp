@@ -82,12 +82,13 @@ DISTDL_CHECK(misuse_halo_dimension_mismatch, true) {
                   "dimensions differ (1 vs 2)");
 }
 
-// A wrong input shape on every worker of P_x: each refuses its own, nobody waits.
+// A wrong input shape on every worker of P_x: all refuse with the first worker's problem, nobody waits.
 DISTDL_CHECK(misuse_halo_wrong_input_shape_everywhere, true) {
     const auto P_x = whole_world_1d(world);
     halo_exchange<double> halo(P_x, {4 * static_cast<std::size_t>(world->size())}, {{3}, {1}, {1}, {1}});
     const tensor<double> x = xt::zeros<double>({5});
-    DCHECK_THROWS(halo.forward(x), invalid_argument, "expects its balanced piece of shape [4]");
+    DCHECK_THROWS(halo.forward(x), invalid_argument, "HaloExchange: worker 0 of P_x shape [" + std::to_string(world->size()) + "]");
+    DCHECK_THROWS(halo.forward(x), invalid_argument, "expects a tensor of shape [4], got [5]");
 }
 
 DISTDL_CHECK(misuse_all_sum_reduce_axis_out_of_range, true) {

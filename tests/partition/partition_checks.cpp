@@ -125,7 +125,7 @@ namespace {
 // sends in and receives in (-1: none).
 const std::vector<std::vector<int>> spec_teams{{1, 0, 6, 7}, {2, 3, 8, 9}, {3, 4, 5, 10, 11}};
 
-void check_roles(const exchange_partitions& roles, int expected_send, int expected_recv) {
+void check_roles(const team_pair& roles, int expected_send, int expected_recv) {
     if (expected_send < 0) {
         DCHECK(!roles.send.active());
     } else {

@@ -178,10 +178,18 @@ DISTDL_CHECK(halo_trivial_kernel_moves_nothing, world_size >= 1) {
     const shape_t global{2 * W + 1, 3};
     halo_exchange<double> H(P_x, global, kernel_geometry{{1, 1}, {1, 1}, {0, 0}, {1, 1}});
     const tensor<double> x = ref::split(index_tensor<double>(global), P_x.shape())[static_cast<std::size_t>(P_x.rank())];
-    const auto before = world->traffic().total().messages;
+    const auto messages = [&](const std::string& label) {
+        const auto& by = world->traffic().by_label();
+        const auto it = by.find(label);
+        return it == by.end() ? std::uint64_t{0} : it->second.messages;
+    };
+    const auto data_before = messages("halo_exchange");
+    const auto status_before = messages("halo_exchange.status");
     MOVEMENT_CHECK_BITS(H.forward(x), x, "trivial forward");
     MOVEMENT_CHECK_BITS(H.adjoint(x), x, "trivial adjoint");
-    DCHECK_EQ(world->traffic().total().messages, before);
+    DCHECK_EQ(messages("halo_exchange"), data_before);
+    // Only the per-call status word (one all-reduce each way, none on a single worker).
+    DCHECK_EQ(messages("halo_exchange.status") - status_before, std::uint64_t{W > 1 ? 2u : 0u});
 }
 
 DISTDL_CHECK(halo_rejects_bad_geometry, world_size >= 1) {

@@ -92,7 +92,7 @@ void run_case(const std::shared_ptr<communicator>& world, const cartesian_partit
     const tensor<T> none = zero_volume<T>(batch, preserve_batch);
     const tensor<T> x = P_x.active() ? inputs[static_cast<std::size_t>(P_x.rank())] : none;
 
-    repartition<T> R(P_x, P_y, repartition_options{preserve_batch});
+    repartition<T> R(P_x, P_y, repartition_options{.preserve_batch = preserve_batch});
     for (int call = 0; call < 2; ++call) {  // the second call reuses the cached plan and buffers
         const tensor<T> y = R.forward(x);
         MOVEMENT_CHECK_BITS(y, P_y.active() ? expected[static_cast<std::size_t>(P_y.rank())] : none,
@@ -250,6 +250,6 @@ DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile, world_size >= 4) {
     const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
     if (P_x.active() || P_y.active())
         DCHECK_THROWS(R.forward(x), invalid_argument,
-                      "workers 0 and 1 of P_x share index 0 in dimension 0 but hold local shapes [3,4] and [2,4] "
-                      "(dimension 0: 3 vs 2)");
+                      "local input shapes do not assemble into a global tensor: worker 0 of P_x holds local shape "
+                      "[3,4], whose extent 3 in dimension 0 differs from that of another worker at index 0");
 }

@@ -43,7 +43,7 @@ case_problem<T> make_repartition(const case_spec& spec, const case_world& world)
 
     case_problem<T> problem;
     problem.layer = std::make_unique<repartition<T>>(world.get("P_x"), world.get("P_y"),
-                                                      repartition_options{l.preserve_batch});
+                                                      repartition_options{.preserve_batch = l.preserve_batch});
     problem.input = [l](std::uint64_t seed) {
         const tensor<T> global = random_tensor<T>(l.x_shape, derive_seed(seed, input_data, 0));
         // A case whose P_x does not match the tensor rank must be refused by the layer; give

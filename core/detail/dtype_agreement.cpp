@@ -1,4 +1,4 @@
-#include "core/dtype_agreement.hpp"
+#include "core/detail/dtype_agreement.hpp"
 
 #include <algorithm>
 #include <map>

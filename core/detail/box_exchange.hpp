@@ -1,0 +1,110 @@
+#pragma once
+// The data-movement engine of the point-to-point primitives (Repartition, HaloExchange; the
+// convolution and pooling layers): a const plan of boxes built once, and its run.
+//
+// How to use it.
+//   1. When the local shapes are known, build a box_exchange_plan: the shape of this worker's
+//      source array and of its destination array; `sends`: for each peer, the box of the
+//      source array that peer needs (start in the source array); `receives`: for each peer,
+//      the box of the destination array that comes from it (start in the destination array);
+//      and optionally `self`: the box this worker moves from its own source to its own
+//      destination. Peers are ranks of the communicator the plan will run on; at most one send
+//      and one receive per peer, each list in increasing peer order (the constructor checks
+//      every box against its array and the order: a bad plan throws, never touches memory).
+//      Every worker's plan must mirror its peers' plans (what q sends to p has the extent of
+//      what p receives from q), as it does when all of them derive it from the same layout.
+//   2. Wrap it in a box_exchange<T> (which keeps the pack buffers and requests for reuse),
+//      once per module.
+//   3. Each call: forward(comm, src, dst) moves the planned boxes of src into dst (assigning;
+//      elements of dst outside every planned box are left untouched: the caller fills them).
+//      reverse(comm, dst_like, src_like, op) is the adjoint: same plan, directions swapped;
+//      the self box is assigned first, then each received box is assigned or added (op) in
+//      increasing peer order, so additions happen in the same order on every transport and
+//      every run (bit-reproducible). In forward, the receive boxes and the self box must not
+//      overlap in dst (nor, in an assigning reverse, in src_like).
+//   4. `in_flight`, when given, runs while this worker's messages are in flight (after the
+//      sends are posted and the self box is copied, before the wait): the place for a small
+//      collective that agrees on the call's status (core/detail/call_status.hpp), whose
+//      latency then overlaps the data transfer. If it throws, the exchange still completes
+//      (every worker posted all its planned messages) and the exception is rethrown after the
+//      wait, without unpacking. A worker whose argument is wrong must therefore still pass
+//      a source of the planned shape (scratch) so that its peers get their messages.
+//
+// Boxes that are one contiguous run of their array travel straight from and into the tensors
+// (no packing); the others are packed into buffers kept by the exchange. Receives are posted
+// first, then sends, then the self box is copied while messages are in flight, then the
+// exchange waits and unpacks. The argument checks of a call (shapes) belong to the caller (see
+// core/detail/call_status.hpp for agreeing on them).
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "core/communicator.hpp"
+#include "core/detail/box_copy.hpp"
+#include "core/tensor.hpp"
+
+namespace distdl::detail {
+
+// One box moved between this worker and `peer`; `start` is in this worker's local array
+// (the source array for a send, the destination array for a receive).
+struct box_transfer {
+    int peer;
+    shape_t start;
+    shape_t extent;
+};
+
+// The box this worker moves to itself.
+struct self_transfer {
+    shape_t source_start;
+    shape_t dest_start;
+    shape_t extent;
+};
+
+struct box_exchange_plan {
+    shape_t source_shape;
+    shape_t dest_shape;
+    std::vector<box_transfer> sends;
+    std::vector<box_transfer> receives;
+    bool has_self = false;
+    self_transfer self;
+};
+
+template <class T>
+class box_exchange {
+  public:
+    // `forward_tag` and `reverse_tag` label the messages of the two directions.
+    box_exchange(box_exchange_plan plan, int forward_tag, int reverse_tag);
+
+    const box_exchange_plan& plan() const { return plan_; }
+
+    // src has plan().source_shape, dst plan().dest_shape.
+    void forward(communicator& comm, const T* src, T* dst, const std::function<void()>& in_flight = {});
+    // The adjoint: dst_like has plan().dest_shape, src_like plan().source_shape.
+    void reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
+                 const std::function<void()>& in_flight = {});
+
+  private:
+    // A transfer with its place in the pack buffer of its list and whether it is contiguous
+    // in its local array (then `flat` is the offset of its first element there).
+    struct slot {
+        std::size_t buffer_offset;
+        std::size_t count;
+        bool contiguous;
+        std::size_t flat;
+    };
+
+    void run(communicator& comm, const std::vector<box_transfer>& outgoing, const std::vector<slot>& out_slots,
+             std::vector<T>& out_buffer, const shape_t& out_shape, const T* out_data,
+             const std::vector<box_transfer>& incoming, const std::vector<slot>& in_slots, std::vector<T>& in_buffer,
+             const shape_t& in_shape, T* in_data, box_op op, int tag, bool forward,
+             const std::function<void()>& in_flight);
+
+    box_exchange_plan plan_;
+    int forward_tag_, reverse_tag_;
+    std::vector<slot> send_slots_, receive_slots_;
+    std::size_t send_volume_ = 0, receive_volume_ = 0;
+    std::vector<T> send_buffer_, receive_buffer_;
+    std::vector<request> requests_;
+};
+
+}  // namespace distdl::detail

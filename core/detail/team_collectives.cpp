@@ -1,0 +1,352 @@
+#include "core/detail/team_collectives.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <sstream>
+
+#include "core/detail/call_status.hpp"
+#include "core/detail/dtype_agreement.hpp"
+#include "core/detail/output.hpp"
+#include "core/error.hpp"
+
+namespace distdl::detail {
+
+namespace {
+
+// Header words: [dtype, contributes, rank, extent 0, ..., extent max_header_rank-1].
+constexpr std::size_t header_words = 3 + max_header_rank;
+
+// Status element travelling with the data.
+constexpr int status_same = 0;
+constexpr int status_changed = 1;
+
+template <class T>
+void encode_header(std::vector<std::uint64_t>& words, const tensor<T>* x) {
+    words.assign(header_words, 0);
+    words[0] = static_cast<std::uint64_t>(dtype_of<T>());
+    if (x == nullptr) return;
+    words[1] = 1;
+    words[2] = x->dimension();
+    // A rank too large still travels (without extents) so that every member rejects it.
+    if (x->dimension() <= max_header_rank) std::copy(x->shape().begin(), x->shape().end(), words.begin() + 3);
+}
+
+// The shape a header describes; throws when it cannot be this worker's element type or rank.
+template <class T>
+shape_t decode_header(const std::uint64_t* words, int world_rank, const char* layer) {
+    DISTDL_REQUIRE(words[0] == static_cast<std::uint64_t>(dtype_of<T>()),
+                   layer << ": world rank " << world_rank << " sends " << dtype_name(words[0])
+                         << " data to a worker that expects " << to_string(dtype_of<T>()));
+    DISTDL_REQUIRE(words[2] <= max_header_rank, layer << ": world rank " << world_rank << " holds a tensor of rank "
+                                                      << words[2] << "; at most " << max_header_rank
+                                                      << " dimensions are supported");
+    return shape_t(words + 3, words + 3 + words[2]);
+}
+
+template <class T>
+bool has_shape(const tensor<T>& x, const shape_t& shape) {
+    return x.dimension() == shape.size() && std::equal(shape.begin(), shape.end(), x.shape().begin());
+}
+
+// Output of a worker that does not receive.
+template <class T>
+void idle_output(const tensor<T>& x, tensor<T>& y, bool provided, bool preserve_batch) {
+    if (provided) {
+        const std::size_t batch = x.dimension() == 0 ? 0 : x.shape()[0];
+        prepare_output(y, preserve_batch ? shape_t{batch, 0} : shape_t{0});
+    } else {
+        copy_into(x, y);  // active in neither team: a copy of the (zero-volume) input
+    }
+}
+
+// A worker that provides nothing must pass a zero-volume tensor.
+template <class T>
+void require_zero_volume(const tensor<T>& x, const partition& team, const char* layer) {
+    DISTDL_REQUIRE(x.size() == 0, layer << ": world rank " << team.world_comm()->rank()
+                                        << " provides no data here and must pass a zero-volume tensor, got shape "
+                                        << format_list(shape_of(x)));
+}
+
+// Metadata traffic is labelled apart from the data ("<label>.shapes").
+class shapes_scope {
+  public:
+    explicit shapes_scope(const partition& team)
+        : scope_(team.world_comm()->traffic(), team.world_comm()->traffic().label() + ".shapes") {}
+
+  private:
+    traffic_scope scope_;
+};
+
+template <class T>
+bool is_small(std::size_t count) {
+    return count * sizeof(T) <= fused_status_limit;
+}
+
+// Root of `team`: sends x to every member. Fast path while the team's shape is known.
+template <class T>
+void send_copy(const partition& team, const tensor<T>& x, const char* layer, team_cache& cache,
+               team_scratch<T>& scratch) {
+    DISTDL_REQUIRE(team.rank() == 0, layer << ": internal error: the source is rank " << team.rank()
+                                           << " of its team, not rank 0");
+    communicator& comm = *team.comm();
+    if (cache.known) {
+        const std::size_t count = volume(cache.shape);
+        const bool same = has_shape(x, cache.shape);
+        const T status = static_cast<T>(same ? status_same : status_changed);
+        if (is_small<T>(count)) {
+            scratch.fused_in.resize(count + 1);
+            if (same) std::copy(x.data(), x.data() + count, scratch.fused_in.data());
+            scratch.fused_in[count] = status;
+            comm.broadcast(scratch.fused_in.data(), count + 1, 0);
+        } else {
+            T word = status;
+            comm.broadcast(&word, 1, 0);
+            // The root of a broadcast only reads its buffer: the bulk goes straight from x.
+            if (same) comm.broadcast(const_cast<T*>(x.data()), count, 0);
+        }
+        if (same) return;
+        cache.known = false;
+    }
+    {
+        shapes_scope scope(team);
+        encode_header(scratch.header, &x);
+        comm.broadcast(scratch.header.data(), header_words, 0);
+    }
+    DISTDL_REQUIRE(x.dimension() <= max_header_rank, layer << ": tensor of rank " << x.dimension() << "; at most "
+                                                           << max_header_rank << " dimensions are supported");
+    comm.broadcast(const_cast<T*>(x.data()), x.size(), 0);
+    cache.shape = shape_of(x);
+    cache.known = true;
+}
+
+// Member of `team` other than its root: receives into y.
+template <class T>
+void receive_copy(const partition& team, tensor<T>& y, const char* layer, team_cache& cache, team_scratch<T>& scratch) {
+    communicator& comm = *team.comm();
+    if (cache.known) {
+        const std::size_t count = volume(cache.shape);
+        if (is_small<T>(count)) {
+            scratch.fused_in.resize(count + 1);
+            comm.broadcast(scratch.fused_in.data(), count + 1, 0);
+            if (scratch.fused_in[count] == static_cast<T>(status_same)) {
+                prepare_output(y, cache.shape);
+                std::copy(scratch.fused_in.data(), scratch.fused_in.data() + count, y.data());
+                return;
+            }
+        } else {
+            T word{};
+            comm.broadcast(&word, 1, 0);
+            if (word == static_cast<T>(status_same)) {
+                prepare_output(y, cache.shape);
+                comm.broadcast(y.data(), count, 0);
+                return;
+            }
+        }
+        cache.known = false;
+    }
+    {
+        shapes_scope scope(team);
+        scratch.header.assign(header_words, 0);
+        comm.broadcast(scratch.header.data(), header_words, 0);
+    }
+    const shape_t shape = decode_header<T>(scratch.header.data(), team.members().front(), layer);
+    prepare_output(y, shape);
+    comm.broadcast(y.data(), y.size(), 0);
+    cache.shape = shape;
+    cache.known = true;
+}
+
+// Every member of `team` learns the shape the contributors (mine non-null) hold and checks
+// that they agree, so all members throw together or none does. Memory and messages do not
+// grow with the team: the header words are summed over the team, each contributor checks its
+// own words against the mean, and the verdict is agreed (core/detail/call_status.hpp).
+template <class T>
+shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const char* layer, team_scratch<T>& scratch) {
+    shapes_scope scope(team);
+    encode_header(scratch.header, mine);
+    communicator& comm = *team.comm();
+    scratch.gathered.assign(header_words, 0);
+    comm.all_reduce_sum(scratch.header.data(), scratch.gathered.data(), header_words, dtype::uint64);
+    const std::uint64_t contributors = scratch.gathered[1];
+    DISTDL_REQUIRE(contributors > 0, layer << ": internal error: a team with no contributing worker");
+    std::string problem;
+    if (mine != nullptr) {
+        bool same = true;
+        for (std::size_t k = 2; k < header_words; ++k) same = same && scratch.header[k] * contributors == scratch.gathered[k];
+        if (!same) {
+            const int me = team.members()[static_cast<std::size_t>(team.rank())];
+            problem = "world rank " + std::to_string(me) + " holds " + format_list(shape_of(*mine));
+        }
+    }
+    // Shapes that differ make at least two contributors differ from the mean: name the first
+    // and the last of them.
+    agree_on_call(comm, problem, false, [&](const std::string& first, const std::string& last, std::uint64_t) {
+        return std::string(layer) + ": tensors summed together must have one shape, but " + first + " and " + last;
+    });
+    DISTDL_REQUIRE(scratch.gathered[2] / contributors <= max_header_rank,
+                   layer << ": tensors of rank " << scratch.gathered[2] / contributors << "; at most " << max_header_rank
+                         << " dimensions are supported");
+    shape_t agreed(scratch.gathered[2] / contributors);
+    for (std::size_t d = 0; d < agreed.size(); ++d) agreed[d] = scratch.gathered[3 + d] / contributors;
+    return agreed;
+}
+
+// Sum over `team` of the contributors' tensors (mine null: this worker contributes zeros).
+// With `to_all` every member receives the sum, otherwise only rank 0; `out` is written on the
+// receivers. Fast path while the team's shape is known: the status is all-reduced with the
+// data (small) or ahead of it (large), so every contributor learns a change.
+template <class T>
+void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool to_all, const char* layer,
+              team_cache& cache, team_scratch<T>& scratch) {
+    communicator& comm = *team.comm();
+    const bool receives = to_all || team.rank() == 0;
+    if (cache.known) {
+        const std::size_t count = volume(cache.shape);
+        const bool same = mine == nullptr || has_shape(*mine, cache.shape);
+        const T status = static_cast<T>(same ? status_same : status_changed);
+        if (is_small<T>(count)) {
+            scratch.fused_in.resize(count + 1);
+            scratch.fused_out.resize(count + 1);
+            if (same && mine != nullptr) std::copy(mine->data(), mine->data() + count, scratch.fused_in.data());
+            else std::fill(scratch.fused_in.begin(), scratch.fused_in.begin() + static_cast<std::ptrdiff_t>(count), T(0));
+            scratch.fused_in[count] = status;
+            comm.all_reduce_sum(scratch.fused_in.data(), scratch.fused_out.data(), count + 1, dtype_of<T>());
+            if (scratch.fused_out[count] == static_cast<T>(status_same)) {
+                if (receives) {
+                    prepare_output(*out, cache.shape);
+                    std::copy(scratch.fused_out.data(), scratch.fused_out.data() + count, out->data());
+                }
+                return;
+            }
+        } else {
+            T word = status, total{};
+            comm.all_reduce_sum(&word, &total, 1, dtype_of<T>());
+            if (total == static_cast<T>(status_same)) {
+                const T* send = mine != nullptr ? mine->data() : nullptr;
+                if (send == nullptr) {
+                    if (scratch.zeros.size() < count) scratch.zeros.assign(count, T(0));
+                    send = scratch.zeros.data();
+                }
+                if (receives) prepare_output(*out, cache.shape);
+                if (to_all) comm.all_reduce_sum(send, out->data(), count, dtype_of<T>());
+                else comm.reduce_sum(send, receives ? out->data() : nullptr, count, dtype_of<T>(), 0);
+                return;
+            }
+        }
+        cache.known = false;
+    }
+    const shape_t shape = agree_on_shape(team, mine, layer, scratch);
+    const std::size_t count = volume(shape);
+    const T* send = mine != nullptr ? mine->data() : nullptr;
+    if (send == nullptr) {
+        if (scratch.zeros.size() < count) scratch.zeros.assign(count, T(0));
+        send = scratch.zeros.data();
+    }
+    if (receives) prepare_output(*out, shape);
+    if (to_all) comm.all_reduce_sum(send, out->data(), count, dtype_of<T>());
+    else comm.reduce_sum(send, receives ? out->data() : nullptr, count, dtype_of<T>(), 0);
+    cache.shape = shape;
+    cache.known = true;
+}
+
+// Runs steps one after the other even when one throws, and rethrows the first error after
+// the last step: a worker in two teams still takes part in the second one.
+class first_error_keeper {
+  public:
+    template <class F>
+    void operator()(F&& step) {
+        try {
+            step();
+        } catch (...) {
+            if (!first_) first_ = std::current_exception();
+        }
+    }
+    void rethrow() {
+        if (first_) std::rethrow_exception(first_);
+    }
+
+  private:
+    std::exception_ptr first_;
+};
+
+}  // namespace
+
+template <class T>
+void copy_out(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
+              bool preserve_batch, const char* layer, team_scratch<T>& scratch) {
+    const bool gives = provide.active();
+    const bool gets = obtain.active();
+    if (gives && gets && provide == obtain) {
+        // Source of its own copy: the output is a copy of x, and x goes to the others.
+        copy_into(x, y);
+        if (provide.size() > 1) send_copy(provide, x, layer, scratch.provide_cache, scratch);
+        return;
+    }
+    if (!gets) {
+        if (!gives) require_zero_volume(x, provide, layer);
+        if (gives) send_copy(provide, x, layer, scratch.provide_cache, scratch);
+        idle_output(x, y, gives, preserve_batch);
+        return;
+    }
+    // Two teams: an error in the first must not leave the second team waiting for this worker.
+    first_error_keeper keep;
+    if (gives && provide_first) keep([&] { send_copy(provide, x, layer, scratch.provide_cache, scratch); });
+    keep([&] { receive_copy(obtain, y, layer, scratch.obtain_cache, scratch); });
+    if (gives && !provide_first) keep([&] { send_copy(provide, x, layer, scratch.provide_cache, scratch); });
+    keep.rethrow();
+    if (!gives) require_zero_volume(x, obtain, layer);  // after the collective: nobody waits
+}
+
+template <class T>
+void sum_in(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
+            bool preserve_batch, const char* layer, team_scratch<T>& scratch) {
+    const bool gives = provide.active();
+    const bool gets = obtain.active();
+    if (gives && gets && provide == obtain) {
+        // Destination that also contributes: its own x is one of the terms.
+        if (provide.size() == 1) return copy_into(x, y);
+        team_sum(provide, &x, &y, false, layer, scratch.provide_cache, scratch);
+        return;
+    }
+    auto give = [&] { team_sum<T>(provide, &x, nullptr, false, layer, scratch.provide_cache, scratch); };
+    if (!gets) {
+        if (!gives) require_zero_volume(x, provide, layer);
+        if (gives) give();
+        idle_output(x, y, gives, preserve_batch);
+        return;
+    }
+    DISTDL_REQUIRE(obtain.rank() == 0, layer << ": internal error: the destination is rank " << obtain.rank()
+                                             << " of its team, not rank 0");
+    // Two teams: an error in the first must not leave the second team waiting for this worker.
+    first_error_keeper keep;
+    if (gives && provide_first) keep(give);
+    // A destination outside the sum contributes zeros (the interface has no in-place reduce).
+    keep([&] { team_sum<T>(obtain, nullptr, &y, false, layer, scratch.obtain_cache, scratch); });
+    if (gives && !provide_first) keep(give);
+    keep.rethrow();
+    if (!gives) require_zero_volume(x, obtain, layer);  // after the collective: nobody waits
+}
+
+template <class T>
+void all_sum(const partition& team, const tensor<T>& x, tensor<T>& y, const char* layer, team_scratch<T>& scratch) {
+    if (!team.active()) {
+        require_zero_volume(x, team, layer);
+        return copy_into(x, y);
+    }
+    if (team.size() == 1) return copy_into(x, y);
+    team_sum(team, &x, &y, true, layer, scratch.provide_cache, scratch);
+}
+
+#define DISTDL_TEAM_COLLECTIVES_INSTANTIATE(T)                                                                      \
+    template void copy_out<T>(const partition&, const partition&, bool, const tensor<T>&, tensor<T>&, bool,         \
+                              const char*, team_scratch<T>&);                                                       \
+    template void sum_in<T>(const partition&, const partition&, bool, const tensor<T>&, tensor<T>&, bool,           \
+                            const char*, team_scratch<T>&);                                                         \
+    template void all_sum<T>(const partition&, const tensor<T>&, tensor<T>&, const char*, team_scratch<T>&);
+
+DISTDL_TEAM_COLLECTIVES_INSTANTIATE(float)
+DISTDL_TEAM_COLLECTIVES_INSTANTIATE(double)
+
+#undef DISTDL_TEAM_COLLECTIVES_INSTANTIATE
+
+}  // namespace distdl::detail

@@ -1,0 +1,81 @@
+#pragma once
+// Private helper of Broadcast, SumReduce and AllSumReduce: the three team collectives they are
+// made of.
+//
+//   copy_out: this worker is rank 0 of `provide` and sends its x to every member of it; as a
+//             member of `obtain` it receives a copy of rank 0's tensor. Broadcast forward and
+//             SumReduce adjoint.
+//   sum_in:   as a member of `provide` this worker adds its x into rank 0 of it; as rank 0 of
+//             `obtain` it receives the sum of the members' tensors. SumReduce forward and
+//             Broadcast adjoint.
+//   all_sum:  every member of `team` receives the sum of the members' tensors (AllSumReduce).
+//
+// Shapes. Receivers do not know the incoming shape on the first call, so a fixed-size header
+// (dtype, rank, extents) travels first ("<label>.shapes" in the traffic log). Every member then
+// remembers the agreed shape of that team (team_cache). While it is known, a call moves data
+// only: a status element (0: same shape, 1: changed) travels fused with the data, in the same
+// collective for small tensors ([data | status]) and as a one-element collective ahead of the
+// bulk for large ones (the bulk then goes straight from x into y, no copy). Every member takes
+// part with the cached count whatever its own argument, so counts always match; on "changed"
+// every member falls back to the header path together (a reduction's status is all-reduced so
+// that every contributor learns it). A shape change between calls therefore works, and a
+// disagreement is refused on every member.
+//
+// A worker with two teams uses them in the order `provide_first` gives (the global team order
+// of the partition code, so no two workers wait on each other in a cycle). When both teams are
+// the same, the worker is rank 0 of it and its own tensor takes part. Outputs, written into
+// `y` (reshaped only when its shape differs):
+//   - obtain active: the received tensor (never x's storage);
+//   - only provide active: zero-volume {0}, or {batch, 0} with preserve_batch, batch = x's
+//     first extent;
+//   - neither: a copy of x, which must be zero-volume (anything else is refused).
+// A worker that receives but does not provide must pass a zero-volume x; it is refused after
+// the collective (so nobody waits).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/communicator.hpp"
+#include "core/partition.hpp"
+#include "core/tensor.hpp"
+
+namespace distdl::detail {
+
+// Largest tensor rank the shape header carries.
+constexpr std::size_t max_header_rank = 10;
+
+// The shape every member of one team agreed on when the header last travelled.
+struct team_cache {
+    bool known = false;
+    shape_t shape;
+};
+
+// Reused across calls of one direction (forward or adjoint) of one module: the caches of its
+// two teams, the header words, the fused [data | status] buffers and a block of zeros (the send
+// buffer of a reduction root that does not contribute).
+template <class T>
+struct team_scratch {
+    team_cache provide_cache, obtain_cache;
+    std::vector<std::uint64_t> header;
+    std::vector<std::uint64_t> gathered;  // the header words summed over a team
+    std::vector<T> fused_in, fused_out;
+    std::vector<T> zeros;
+};
+
+template <class T>
+void copy_out(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
+              bool preserve_batch, const char* layer, team_scratch<T>& scratch);
+
+template <class T>
+void sum_in(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
+            bool preserve_batch, const char* layer, team_scratch<T>& scratch);
+
+template <class T>
+void all_sum(const partition& team, const tensor<T>& x, tensor<T>& y, const char* layer, team_scratch<T>& scratch);
+
+// Tensors up to this many bytes travel fused with their status in one collective.
+constexpr std::size_t fused_status_limit = 64 * 1024;
+
+}  // namespace distdl::detail

@@ -1,0 +1,254 @@
+// The fixed-shape fast path and the per-call guarantees of the primitives, on both transports:
+//   - a repeated call with the same shapes sends no shape metadata ("<label>.shapes" traffic),
+//     small and large tensors (fused status / status ahead of the bulk);
+//   - forward(x, y) / adjoint(dy, dx) write into the caller's storage when it has the shape;
+//   - a change of shape between calls is still right;
+//   - a disagreement or a wrong shape on one worker is refused on every worker, and the module
+//     works again on the next good call;
+//   - a worker outside a primitive passing a non-empty tensor is refused.
+#include <string>
+
+#include "core/all_sum_reduce.hpp"
+#include "core/broadcast.hpp"
+#include "core/halo_exchange.hpp"
+#include "core/repartition.hpp"
+#include "core/sum_reduce.hpp"
+#include "reference/halo_exchange.hpp"
+#include "reference/repartition.hpp"
+#include "tests/primitives/primitive_test_util.hpp"
+
+namespace {
+
+using namespace distdl;
+using namespace distdl::testing;
+
+std::uint64_t messages(const std::shared_ptr<communicator>& world, const std::string& label) {
+    const auto& by = world->traffic().by_label();
+    const auto it = by.find(label);
+    return it == by.end() ? std::uint64_t{0} : it->second.messages;
+}
+
+// Shape-metadata messages sent by all workers together (every rank gets the same number).
+std::uint64_t all_metadata(const std::shared_ptr<communicator>& world, const std::string& label) {
+    const std::uint64_t mine = messages(world, label + ".shapes");
+    return world->all_reduce_sum<std::uint64_t>(mine);
+}
+
+template <class T>
+tensor<T> filled(const shape_t& shape, T value) {
+    return tensor<T>(shape, value);
+}
+
+// Broadcast from world rank 0 to every rank, then its adjoint, for a sequence of shapes; the
+// second call of each shape must send no metadata and reuse y's storage.
+template <class T>
+void broadcast_sequence(const std::shared_ptr<communicator>& world, const std::vector<shape_t>& shapes) {
+    const auto W = static_cast<std::size_t>(world->size());
+    const auto P_0 = make_partition(world, {0}, {1});
+    const auto P_all = make_partition(world, rank_range(0, world->size()), {W});
+    broadcast<T> B(P_0, P_all);
+    tensor<T> y, dx;
+    for (const shape_t& shape : shapes) {
+        const tensor<T> x = world->rank() == 0 ? indexed_tensor<T>(shape, 1) : zero_volume<T>(shape[0], true);
+        for (int call = 0; call < 2; ++call) {
+            const std::uint64_t before = all_metadata(world, "broadcast");
+            const T* storage = y.data();
+            B.forward(x, y);
+            if (!same_bits(y, indexed_tensor<T>(shape, 1))) DCHECK_FAIL_("broadcast of " << show(shape) << " call " << call);
+            if (call == 1) {
+                DCHECK_EQ(all_metadata(world, "broadcast"), before);
+                DCHECK(y.data() == storage);
+            } else if (W > 1) {
+                DCHECK(all_metadata(world, "broadcast") > before);
+            }
+            // Adjoint: every rank sends its y back; rank 0 receives W copies summed (exact).
+            const T* dx_storage = dx.data();
+            B.adjoint(y, dx);
+            if (world->rank() == 0) {
+                tensor<T> want = indexed_tensor<T>(shape, 1);
+                for (std::size_t i = 0; i < want.size(); ++i) want.data()[i] *= static_cast<T>(W);
+                if (!same_bits(dx, want)) DCHECK_FAIL_("broadcast adjoint of " << show(shape) << " call " << call);
+                if (call == 1) DCHECK(dx.data() == dx_storage);
+            } else {
+                DCHECK_EQ(shape_of(dx), (shape_t{shape[0], 0}));
+            }
+        }
+    }
+}
+
+// SumReduce of every rank into world rank 0 and AllSumReduce over every rank.
+template <class T>
+void reduction_sequence(const std::shared_ptr<communicator>& world, const std::vector<shape_t>& shapes) {
+    const auto W = static_cast<std::size_t>(world->size());
+    const auto P_0 = make_partition(world, {0}, {1});
+    const auto P_all = make_partition(world, rank_range(0, world->size()), {W});
+    sum_reduce<T> R(P_all, P_0);
+    all_sum_reduce<T> A(P_all, {0});
+    tensor<T> y, z;
+    for (const shape_t& shape : shapes) {
+        const tensor<T> x = filled<T>(shape, static_cast<T>(world->rank() + 1));
+        const tensor<T> want = filled<T>(shape, static_cast<T>(W * (W + 1) / 2));
+        for (int call = 0; call < 2; ++call) {
+            const std::uint64_t before = all_metadata(world, "sum_reduce") + all_metadata(world, "all_sum_reduce");
+            const T* storage = y.data();
+            const T* z_storage = z.data();
+            R.forward(x, y);
+            A.forward(x, z);
+            if (world->rank() == 0 && !same_bits(y, want)) DCHECK_FAIL_("sum_reduce of " << show(shape));
+            if (world->rank() != 0) DCHECK_EQ(shape_of(y), (shape_t{shape[0], 0}));
+            if (!same_bits(z, want)) DCHECK_FAIL_("all_sum_reduce of " << show(shape));
+            const std::uint64_t after = all_metadata(world, "sum_reduce") + all_metadata(world, "all_sum_reduce");
+            if (call == 1) {
+                DCHECK_EQ(after, before);
+                if (world->rank() == 0) DCHECK(y.data() == storage);
+                DCHECK(z.data() == z_storage);
+            } else if (W > 1) {
+                DCHECK(after > before);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+// Small (fused status) and large (> 64 KiB: status ahead of the bulk) tensors, shapes changing
+// between calls, and back.
+DISTDL_CHECK(fast_path_broadcast_repeats_without_metadata, world_size >= 1) {
+    broadcast_sequence<double>(world, {{2, 3}, {4, 3}, {2, 5000}, {2, 3}, {3, 5000}});
+    broadcast_sequence<float>(world, {{3, 2}, {3, 9000}});
+}
+
+DISTDL_CHECK(fast_path_reductions_repeat_without_metadata, world_size >= 1) {
+    reduction_sequence<double>(world, {{2, 3}, {4, 3}, {2, 5000}, {2, 3}, {3, 5000}});
+    reduction_sequence<float>(world, {{3, 2}, {3, 9000}});
+}
+
+// After the shapes are known, one contributor with another shape is refused on every worker
+// (never a hang or a truncated message); the next good call works.
+DISTDL_CHECK(fast_path_reduction_disagreement_refused_everywhere, world_size >= 2) {
+    const auto W = static_cast<std::size_t>(world->size());
+    const auto P_0 = make_partition(world, {0}, {1});
+    const auto P_all = make_partition(world, rank_range(0, world->size()), {W});
+    sum_reduce<double> R(P_all, P_0);
+    all_sum_reduce<double> A(P_all, {0});
+    for (std::size_t n : {3u, 9000u}) {
+        const tensor<double> good = filled<double>({2, n}, 1.0);
+        tensor<double> y, z;
+        R.forward(good, y);
+        A.forward(good, z);
+        const tensor<double> odd = world->rank() == 1 ? filled<double>({2, n + 1}, 1.0) : good;
+        DCHECK_THROWS(R.forward(odd, y), invalid_argument, "tensors summed together must have one shape");
+        DCHECK_THROWS(A.forward(odd, z), invalid_argument, "tensors summed together must have one shape");
+        R.forward(good, y);
+        A.forward(good, z);
+        DCHECK(same_bits(z, filled<double>({2, n}, static_cast<double>(W))));
+        if (world->rank() == 0) DCHECK(same_bits(y, filled<double>({2, n}, static_cast<double>(W))));
+    }
+}
+
+// A wrong local shape on one worker of HaloExchange (forward or adjoint) is the same error,
+// naming that worker, on every worker of P_x; the module works again afterwards.
+DISTDL_CHECK(halo_wrong_shape_refused_everywhere, world_size >= 2) {
+    const auto W = static_cast<std::size_t>(world->size());
+    const auto P_x = make_partition(world, rank_range(0, world->size()), {W});
+    const shape_t global{2 * W + 1};
+    const kernel_geometry g{{3}, {1}, {1}, {1}};
+    halo_exchange<double> H(P_x, global, g);
+    tensor<double> whole(global);
+    for (std::size_t i = 0; i < whole.size(); ++i) whole.data()[i] = static_cast<double>(i + 1);
+    const auto pieces = ref::split(whole, P_x.shape());
+    const auto windows = ref::halo_exchange(whole, P_x.shape(), g.kernel_size, g.stride, g.padding, g.dilation);
+    const tensor<double> x = pieces[static_cast<std::size_t>(world->rank())];
+    const int bad = world->size() - 1;
+    const tensor<double> wrong = world->rank() == bad ? tensor<double>(shape_t{7, 1}) : x;
+    tensor<double> y, dx;
+    DCHECK_THROWS(H.forward(wrong, y), invalid_argument,
+                  "HaloExchange: worker " + std::to_string(bad) + " of P_x shape [" + std::to_string(W) +
+                      "] (global shape [" + std::to_string(2 * W + 1) + "]) expects a tensor of shape");
+    H.forward(x, y);
+    DCHECK(same_bits(y, windows[static_cast<std::size_t>(world->rank())]));
+    const tensor<double> wrong_dy = world->rank() == 0 ? tensor<double>(shape_t{1, 1}) : y;
+    DCHECK_THROWS(H.adjoint(wrong_dy, dx), invalid_argument, "HaloExchange adjoint: worker 0 of P_x");
+    H.adjoint(y, dx);
+    DCHECK_EQ(shape_of(dx), shape_of(x));
+}
+
+// Repartition: the plan is kept while shapes stay (no metadata on a repeated call), given up
+// front with global_shape (no metadata at all), rebuilt on a change of batch, and a wrong dy
+// on one worker is refused on every worker of the union.
+DISTDL_CHECK(repartition_fast_path_and_refusals, world_size >= 2) {
+    const auto W = static_cast<std::size_t>(world->size());
+    std::vector<int> reversed = rank_range(0, world->size());
+    std::reverse(reversed.begin(), reversed.end());
+    const auto P_x = make_partition(world, rank_range(0, world->size()), {1, W});
+    const auto P_y = make_partition(world, reversed, {W, 1});
+    const auto me_x = static_cast<std::size_t>(P_x.rank());
+    const auto me_y = static_cast<std::size_t>(P_y.rank());
+    repartition<double> R(P_x, P_y);
+    tensor<double> y, dx;
+    for (std::size_t batch : {3u, 5u, 3u}) {
+        const shape_t global{batch + W, 2 * W + 1};
+        tensor<double> whole(global);
+        for (std::size_t i = 0; i < whole.size(); ++i) whole.data()[i] = static_cast<double>(i);
+        const tensor<double> x = ref::split(whole, P_x.shape())[me_x];
+        const tensor<double> want = ref::repartition(whole, P_y.shape())[me_y];
+        for (int call = 0; call < 2; ++call) {
+            const std::uint64_t before = all_metadata(world, "repartition");
+            const double* storage = y.data();
+            R.forward(x, y);
+            DCHECK(same_bits(y, want));
+            R.adjoint(y, dx);
+            DCHECK(same_bits(dx, x));
+            if (call == 1) {
+                DCHECK_EQ(all_metadata(world, "repartition"), before);
+                DCHECK(y.data() == storage);
+            }
+        }
+    }
+    // Shapes given up front: not even the first call sends metadata.
+    const shape_t global{4, 2 * W + 1};
+    tensor<double> whole(global);
+    for (std::size_t i = 0; i < whole.size(); ++i) whole.data()[i] = static_cast<double>(i);
+    repartition<double> G(P_x, P_y, repartition_options{.global_shape = global});
+    const std::uint64_t before = all_metadata(world, "repartition");
+    G.forward(ref::split(whole, P_x.shape())[me_x], y);
+    DCHECK(same_bits(y, ref::repartition(whole, P_y.shape())[me_y]));
+    DCHECK_EQ(all_metadata(world, "repartition"), before);
+    // Workers that disagree on the shapes given up front are refused at construction, all of them.
+    const shape_t other{5, 2 * W + 1};
+    DCHECK_THROWS(repartition<double>(P_x, P_y, repartition_options{.global_shape = world->rank() == 1 ? other : global}),
+                  invalid_argument, "Repartition: workers disagree on global_shape");
+    DCHECK_THROWS(repartition<double>(P_x, P_y, repartition_options{.global_shape = world->rank() == 0 ? shape_t{} : global}),
+                  invalid_argument, "Repartition: workers disagree on global_shape");
+    // A wrong dy on one worker of P_y: refused on all; a good call works afterwards.
+    const tensor<double> wrong = P_y.rank() == 0 ? tensor<double>(shape_t{1, 2}) : y;
+    DCHECK_THROWS(G.adjoint(wrong, dx), invalid_argument, "Repartition adjoint: worker 0 of P_y shape");
+    G.adjoint(y, dx);
+    DCHECK(same_bits(dx, ref::split(whole, P_x.shape())[me_x]));
+}
+
+// Workers outside a primitive must pass zero-volume tensors; a non-empty one is refused, not
+// returned as that worker's output.
+DISTDL_CHECK(inactive_workers_refuse_nonempty_tensors, world_size >= 2) {
+    const auto P_0 = make_partition(world, {0}, {1});
+    broadcast<double> B(P_0, P_0);
+    all_sum_reduce<double> A(P_0, {0});
+    halo_exchange<double> H(P_0, {4}, kernel_geometry{{3}, {1}, {1}, {1}});
+    repartition<double> R(P_0, P_0);
+    const tensor<double> x = filled<double>({4}, 1.0);
+    tensor<double> y;
+    if (world->rank() == 0) {
+        B.forward(x, y);
+        DCHECK(same_bits(y, x) && y.data() != x.data());
+        A.forward(x, y);
+        DCHECK(same_bits(y, x));
+        H.forward(x, y);
+        R.forward(x, y);
+        DCHECK(same_bits(y, x));
+    } else {
+        DCHECK_THROWS(B.forward(x, y), invalid_argument, "must pass a zero-volume tensor, got shape [4]");
+        DCHECK_THROWS(A.forward(x, y), invalid_argument, "must pass a zero-volume tensor, got shape [4]");
+        DCHECK_THROWS(H.forward(x, y), invalid_argument, "must pass a zero-volume tensor, got shape [4]");
+        DCHECK_THROWS(R.forward(x, y), invalid_argument, "must pass a zero-volume tensor, got shape [4]");
+    }
+}
