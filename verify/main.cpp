@@ -23,16 +23,15 @@ namespace {
 using namespace distdl::verify;
 
 const char* usage_text =
-    "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--max-world N] [--report DIR] [--time-limit SECONDS]\n"
-    "                     PATH...\n"
+    "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--max-world N] [--report DIR]\n"
+    "                     [--junit FILE] [--time-limit SECONDS] PATH...\n"
     "\n"
     "Runs the verification cases in PATH (case files, or folders searched recursively for *.json,\n"
     "in sorted order). For each case: build the world on the chosen transport, the partitions and\n"
     "the layer; check (a) sequential equivalence with the serial reference (data movement\n"
     "bit-exact, arithmetic within 1e-12 double / 1e-5 float) and (b) the adjoint dot-product test\n"
     "(1e-13 double / 1e-5 float); or, for cases that expect an error, that every rank refuses\n"
-    "with the expected text. Prints one line per case and a summary per layer; the exit status\n"
-    "is 1 if any case failed (or none ran), 2 on a usage error.\n"
+    "with the expected text. Prints one line per case and a summary per layer.\n"
     "\n"
     "  --transport sim   threads in this process (default); hangs are reported as deadlocks\n"
     "  --transport mpi   Open MPI: run under `mpiexec -n N`; every case with world_size <= N runs\n"
@@ -43,17 +42,27 @@ const char* usage_text =
     "                    which leaves out the large cases of cases/scale (1,024 and 4,096 workers);\n"
     "                    0 means no limit\n"
     "  --report DIR      also write DIR/verify.md and DIR/verify.json\n"
+    "  --junit FILE      also write JUnit XML for CI: one testcase per case (classname = the\n"
+    "                    case's folder, name = case name, time), failures with their message,\n"
+    "                    skipped cases with the reason\n"
     "  --time-limit S    per-case time limit in seconds (default 30); past it the case fails\n"
     "                    (simulator) or the job is aborted (MPI)\n"
     "  --help            this text\n"
     "\n"
-    "Example: distdl-verify --report reports cases\n"
+    "Exit status:\n"
+    "  0  every case that ran passed (skipped cases are not failures; at least one case ran)\n"
+    "  1  a case failed or its file could not be used, no case ran, or a report could not be written\n"
+    "  2  usage error (unknown option, bad value, missing path)\n"
+    "  3  MPI only: a case exceeded the time limit and the job was aborted\n"
+    "\n"
+    "Example: distdl-verify --report reports --junit reports/verify.junit.xml cases\n"
     "         mpiexec -n 4 distdl-verify --transport mpi cases/broadcast\n";
 
 struct arguments {
     std::string transport = "sim";
     std::string filter;
     std::string report_dir;
+    std::string junit_file;
     double time_limit = 30;
     int max_world = 256;  // 0: no limit
     std::vector<std::string> paths;
@@ -90,6 +99,8 @@ arguments parse(int argc, char** argv) {
             args.max_world = static_cast<int>(n);
         } else if (a == "--report") {
             args.report_dir = value("--report");
+        } else if (a == "--junit") {
+            args.junit_file = value("--junit");
         } else if (a == "--time-limit") {
             const std::string text = value("--time-limit");
             char* end = nullptr;
@@ -182,6 +193,15 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
             try {
                 write_reports(args.report_dir, record);
                 std::cout << "reports written to " << args.report_dir << "/verify.md and verify.json\n";
+            } catch (const std::exception& e) {
+                std::cerr << "distdl-verify: " << e.what() << "\n";
+                return 1;
+            }
+        }
+        if (!args.junit_file.empty()) {
+            try {
+                write_junit(args.junit_file, record);
+                std::cout << "JUnit XML written to " << args.junit_file << "\n";
             } catch (const std::exception& e) {
                 std::cerr << "distdl-verify: " << e.what() << "\n";
                 return 1;

@@ -223,4 +223,100 @@ void write_reports(const std::string& dir, const run_record& record) {
     write("verify.json", report_json(record, machine).dump(2) + "\n");
 }
 
+namespace {
+
+// Text safe inside XML content and double-quoted attributes. Characters XML 1.0 cannot carry
+// (control characters other than tab, newline, carriage return) become '?'.
+std::string xml_escape(const std::string& text, bool attribute) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            case '\n': out += attribute ? "&#10;" : "\n"; break;
+            case '\r': out += "&#13;"; break;
+            case '\t': out += attribute ? "&#9;" : "\t"; break;
+            default:
+                out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+        }
+    }
+    return out;
+}
+
+// The folder under cases/ a case file lies in (the layer's name for outcomes without a file).
+std::string layer_folder(const case_outcome& o) {
+    const auto folder = std::filesystem::path(o.file).parent_path().filename().string();
+    return folder.empty() ? o.layer : folder;
+}
+
+// A case's name; for a file that could not be loaded (named by its path), the file's name.
+std::string junit_name(const case_outcome& o) {
+    return o.layer == "(invalid)" ? std::filesystem::path(o.file).filename().string() : o.name;
+}
+
+// The body of a <failure>: where, what, and the checks' line as the console shows it.
+std::string failure_text(const case_outcome& o) {
+    const bool names_file = !o.file.empty() && o.message.rfind(o.file, 0) == 0;
+    return (names_file || o.file.empty() ? "" : o.file + ": ") + o.message + "\n" + checks_text(o);
+}
+
+}  // namespace
+
+std::string report_junit(const run_record& record) {
+    std::map<std::string, std::vector<const case_outcome*>> by_folder;  // sorted by folder
+    for (const auto& o : record.outcomes) by_folder[layer_folder(o)].push_back(&o);
+    const auto total = grand_total(record.outcomes);
+    std::ostringstream out;
+    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out << "<testsuites name=\"distdl-verify (" << xml_escape(record.transport, true) << ")\" tests=\""
+        << record.outcomes.size() << "\" failures=\"" << total.failed << "\" errors=\"0\" skipped=\"" << total.skipped
+        << "\" time=\"" << format_seconds(record.total_seconds) << "\">\n";
+    for (const auto& [folder, outcomes] : by_folder) {
+        layer_totals t;
+        for (const auto* o : outcomes) {
+            t.failed += o->result == verdict::failed;
+            t.skipped += o->result == verdict::skipped;
+            t.seconds += o->seconds;
+        }
+        out << "  <testsuite name=\"" << xml_escape(folder, true) << "\" tests=\"" << outcomes.size()
+            << "\" failures=\"" << t.failed << "\" errors=\"0\" skipped=\"" << t.skipped << "\" time=\""
+            << format_seconds(t.seconds) << "\">\n";
+        for (const auto* o : outcomes) {
+            out << "    <testcase classname=\"" << xml_escape(folder, true) << "\" name=\"" << xml_escape(junit_name(*o), true)
+                << "\" time=\"" << format_seconds(o->seconds) << "\"";
+            if (o->result == verdict::passed) {
+                out << "/>\n";
+                continue;
+            }
+            out << ">\n";
+            if (o->result == verdict::skipped) {
+                out << "      <skipped message=\"" << xml_escape(o->message, true) << "\"/>\n";
+            } else {
+                out << "      <failure message=\"" << xml_escape(o->message, true) << "\" type=\""
+                    << (o->layer == "(invalid)" ? "invalid case file" : "verification") << "\">"
+                    << xml_escape(failure_text(*o), false) << "</failure>\n";
+            }
+            out << "    </testcase>\n";
+        }
+        out << "  </testsuite>\n";
+    }
+    out << "</testsuites>\n";
+    return out.str();
+}
+
+void write_junit(const std::string& file, const run_record& record) {
+    namespace fs = std::filesystem;
+    const fs::path path(file);
+    std::error_code ec;
+    if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+    DISTDL_REQUIRE_AS(!ec, error, "cannot create the folder of " << file << ": " << ec.message());
+    std::ofstream out(path);
+    out << report_junit(record);
+    out.close();
+    DISTDL_REQUIRE_AS(out.good(), error, "cannot write " << file);
+}
+
 }  // namespace distdl::verify

@@ -1,5 +1,5 @@
 #pragma once
-// Console lines and the --report files (verify.md, verify.json) of a run.
+// Console lines, the --report files (verify.md, verify.json) and the --junit file of a run.
 #include <map>
 #include <ostream>
 #include <string>
@@ -46,5 +46,12 @@ nlohmann::json report_json(const run_record& record, const machine_info& machine
 std::string report_markdown(const run_record& record, const machine_info& machine);
 // Writes DIR/verify.md and DIR/verify.json (creating DIR). Throws distdl::error on failure.
 void write_reports(const std::string& dir, const run_record& record);
+
+// JUnit XML, the format CI systems read: one <testsuite> per layer folder (cases/<folder>/),
+// one <testcase> per case (classname = folder, name = case name, time in seconds), failed
+// cases with <failure message=...>, skipped ones with <skipped message=reason>.
+std::string report_junit(const run_record& record);
+// Writes the JUnit XML to `file` (creating its folder). Throws distdl::error on failure.
+void write_junit(const std::string& file, const run_record& record);
 
 }  // namespace distdl::verify

@@ -1,0 +1,26 @@
+# A compile-time refusal test: SOURCE must compile with -DDISTDL_EXPECT_OK (so the snippet and
+# the include path are sound) and must NOT compile without it, with an error matching EXPECT.
+#   cmake -DCXX=... -DINCLUDES="dir|dir" -DSOURCE=... -DEXPECT=regex [-DDEFINES="A=1|B"] -P expect_compile_error.cmake
+string(REPLACE "|" ";" include_list "${INCLUDES}")
+string(REPLACE "|" ";" define_list "${DEFINES}")
+set(flags -std=c++20 -fsyntax-only)
+foreach(dir IN LISTS include_list)
+  list(APPEND flags -I${dir})
+endforeach()
+foreach(def IN LISTS define_list)
+  list(APPEND flags -D${def})
+endforeach()
+
+execute_process(COMMAND ${CXX} ${flags} -DDISTDL_EXPECT_OK ${SOURCE} RESULT_VARIABLE status ERROR_VARIABLE errors)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "the correct variant of ${SOURCE} does not compile:\n${errors}")
+endif()
+execute_process(COMMAND ${CXX} ${flags} ${SOURCE} RESULT_VARIABLE status ERROR_VARIABLE errors)
+if(status EQUAL 0)
+  message(FATAL_ERROR "${SOURCE} compiled, but it must be refused (expected an error matching '${EXPECT}')")
+endif()
+if(NOT errors MATCHES "${EXPECT}")
+  message(FATAL_ERROR "${SOURCE} was refused, but not with an error matching '${EXPECT}':\n${errors}")
+endif()
+string(REGEX MATCH "[^\n]*${EXPECT}[^\n]*" line "${errors}")
+message(STATUS "refused as expected: ${line}")

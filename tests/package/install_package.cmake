@@ -1,0 +1,32 @@
+# ctest fixture: a fresh `cmake --install` of the build tree BUILD_DIR into PREFIX.
+#   cmake -DBUILD_DIR=... -DPREFIX=... -P install_package.cmake
+file(REMOVE_RECURSE ${PREFIX})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "cmake --install ${BUILD_DIR} --prefix ${PREFIX} failed (${status})")
+endif()
+# Private helpers stay private: nothing under a detail/ folder is installed.
+file(GLOB_RECURSE private_headers ${PREFIX}/include/distdl/*/detail/*)
+if(private_headers)
+  message(FATAL_ERROR "private headers were installed: ${private_headers}")
+endif()
+message(STATUS "installed ${BUILD_DIR} into ${PREFIX}")
+# Every project header an installed header includes is installed too (a public header that
+# includes a private detail/ header would break every consumer).
+file(GLOB_RECURSE installed_headers ${PREFIX}/include/distdl/*.hpp)
+set(missing "")
+foreach(header IN LISTS installed_headers)
+  file(STRINGS ${header} includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[^\"]+\"")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE "^[^\"]*\"([^\"]+)\".*$" "\\1" included "${line}")
+    if(NOT EXISTS ${PREFIX}/include/distdl/${included})
+      list(APPEND missing "${header} includes \"${included}\", which is not installed")
+    endif()
+  endforeach()
+endforeach()
+if(missing)
+  string(REPLACE ";" "\n  " missing "${missing}")
+  message(FATAL_ERROR "installed headers include headers that are not installed:\n  ${missing}")
+endif()
+list(LENGTH installed_headers header_count)
+message(STATUS "${header_count} public headers installed, each including only installed headers")
