@@ -6,17 +6,28 @@
 namespace distdl::sim {
 
 std::string format_ranks(const std::vector<int>& ranks) {
+    constexpr std::size_t max_items = 12;
     std::string out = "[";
+    std::size_t items = 0;
     for (std::size_t i = 0; i < ranks.size();) {
-        std::size_t j = i;
-        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-        if (i > 0) out += ',';
-        if (j - i >= 2) {
-            out += std::to_string(ranks[i]) + '-' + std::to_string(ranks[j]);  // ascending run
-        } else {
-            for (std::size_t k = i; k <= j; ++k) out += (k > i ? "," : "") + std::to_string(ranks[k]);
+        if (items == max_items) {
+            out += ",... " + std::to_string(ranks.size() - i) + " more";
+            break;
         }
-        i = j + 1;
+        if (items > 0) out += ',';
+        ++items;
+        // A run of three or more with one positive step: "a-b", or "a-b step d".
+        const long step = i + 2 < ranks.size() ? static_cast<long>(ranks[i + 1]) - ranks[i] : 0;
+        if (step > 0 && static_cast<long>(ranks[i + 2]) - ranks[i + 1] == step) {
+            std::size_t j = i + 2;
+            while (j + 1 < ranks.size() && static_cast<long>(ranks[j + 1]) - ranks[j] == step) ++j;
+            out += std::to_string(ranks[i]) + '-' + std::to_string(ranks[j]);
+            if (step > 1) out += " step " + std::to_string(step);
+            i = j + 1;
+        } else {
+            out += std::to_string(ranks[i]);
+            ++i;
+        }
     }
     return out + ']';
 }

@@ -8,7 +8,8 @@
 
 namespace distdl::sim {
 
-// "[0-3,7,9-4095]": in the given order, ascending runs of three or more collapsed into ranges.
+// "[0-3,7,9-4095]", "[0-992 step 32]": in the given order, runs of three or more with one
+// positive step collapsed; after twelve items the rest is counted ("[...,... 731 more]").
 std::string format_ranks(const std::vector<int>& ranks);
 
 // A list of counts or displacements: the values themselves up to 16 entries, else the first

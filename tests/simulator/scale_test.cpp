@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "simulator/run.hpp"
+#include "simulator/summary.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 
 namespace {
@@ -188,6 +189,17 @@ TEST(sim_scale, sub_communicators_of_1024_ranks_work_in_parallel) {
         EXPECT_EQ(row_sums[static_cast<std::size_t>(me)], static_cast<std::int64_t>(row) * side * side + side * (side - 1) / 2);
         EXPECT_EQ(col_sums[static_cast<std::size_t>(me)], static_cast<std::int64_t>(col) * side + side * (side * (side - 1) / 2));
     }
+}
+
+TEST(sim_scale, rank_lists_stay_short) {
+    using sim::format_ranks;
+    EXPECT_EQ(format_ranks({}), "[]");
+    EXPECT_EQ(format_ranks({2, 1}), "[2,1]");
+    EXPECT_EQ(format_ranks({0, 1, 2, 3, 7, 9, 10, 11}), "[0-3,7,9-11]");
+    EXPECT_EQ(format_ranks({0, 32, 64, 96, 5}), "[0-96 step 32,5]");
+    std::vector<int> scattered;
+    for (int r = 0; r < 100; ++r) scattered.push_back(r * r);
+    EXPECT_EQ(format_ranks(scattered), "[0,1,4,9,16,25,36,49,64,81,100,121,... 88 more]");
 }
 
 }  // namespace
