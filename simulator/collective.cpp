@@ -6,6 +6,7 @@
 
 #include "core/communicator.hpp"
 #include "core/error.hpp"
+#include "simulator/summary.hpp"
 
 namespace distdl::sim {
 
@@ -34,8 +35,8 @@ std::string describe(const collective_call& call) {
             out << call.count << " x " << to_string(call.type);
             break;
         case collective_op::all_to_all_v:
-            out << to_string(call.type) << ", send counts " << format_list(call.send_counts) << ", receive counts "
-                << format_list(call.recv_counts);
+            out << to_string(call.type) << ", send counts " << format_long_list(call.send_counts) << ", receive counts "
+                << format_long_list(call.recv_counts);
             break;
         case collective_op::barrier: break;
     }

@@ -45,6 +45,7 @@ void execute(const std::vector<std::optional<collective_call>>& calls);
 struct collective_slot {
     std::vector<std::optional<collective_call>> calls;  // by rank, filled as ranks arrive
     int arrived = 0;
+    int first = -1;  // the first arrival: every later call is compared with its call
     int departed = 0;
     bool done = false;
     std::string failure;  // non-empty once a mismatch was found

@@ -1,11 +1,12 @@
 #include "simulator/context.hpp"
 
 #include "core/error.hpp"
+#include "simulator/summary.hpp"
 
 namespace distdl::sim {
 
 std::string name(const context_state& context) {
-    return "context " + std::to_string(context.id) + " (world ranks " + format_list(context.members) + ")";
+    return "context " + std::to_string(context.id) + " (world ranks " + format_ranks(context.members) + ")";
 }
 
 std::string who(const context_state& context, int rank) {

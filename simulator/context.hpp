@@ -35,9 +35,13 @@ struct channel {
 
 struct context_state;
 
-// The n-th creation of a sub-communicator over one set of members of a context.
+// The n-th creation of a sub-communicator over one set of members of a context. Only the
+// first arrival's list is kept; later arrivals are compared with it (memory O(members), not
+// O(members^2), for a communicator of every rank).
 struct creation_slot {
-    std::map<int, std::vector<int>> lists;  // member (parent rank) -> the ordered list it passed
+    std::vector<int> list;                  // the ordered list the first arrival passed
+    std::vector<int> arrived;               // members (parent ranks) in arrival order
+    std::map<int, std::vector<int>> differing;  // members whose list differs from `list`
     std::size_t departed = 0;
     std::shared_ptr<context_state> created;  // set once every member has arrived
     std::string failure;                     // non-empty once two lists disagree

@@ -34,6 +34,27 @@ class message_mismatch : public error {
     using error::error;
 };
 
+// A rank changed the buffer of an isend before the send completed (wait_all): under MPI the
+// receiver may get the old data, the new data or a mixture. Found by a checksum of the user's
+// buffer taken at isend and compared at the wait.
+class send_buffer_modified : public error {
+  public:
+    using error::error;
+};
+
+// The world ended with messages sent and never received, or requests never waited on (each
+// named with ranks, tags and counts). Reported only if the world did not fail otherwise.
+class unfinished_communication : public error {
+  public:
+    using error::error;
+};
+
+// A communicator (or request) of a world used after sim::run returned.
+class world_ended : public error {
+  public:
+    using error::error;
+};
+
 // No rank could make progress; the message says what each blocked rank waited for.
 class deadlock : public error {
   public:

@@ -17,6 +17,7 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
     std::vector<int> everyone(static_cast<std::size_t>(nranks));
     std::iota(everyone.begin(), everyone.end(), 0);
     auto world_context = std::make_shared<context_state>(0, std::move(everyone));
+    owner->register_context(world_context);
     std::vector<std::shared_ptr<communicator>> comms;
     for (int r = 0; r < nranks; ++r) comms.push_back(std::make_shared<sim_communicator>(owner, world_context, r));
 
@@ -37,9 +38,11 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
     } catch (...) {
         owner->abort("sim::run could not start a thread for every rank");
         for (auto& t : threads) t.join();
+        owner->end();
         throw;
     }
     for (auto& t : threads) t.join();
+    owner->end();
 
     if (auto failure = owner->first_error()) std::rethrow_exception(failure);
     run_report report;

@@ -5,38 +5,120 @@
 #include <sstream>
 
 #include "simulator/errors.hpp"
+#include "simulator/summary.hpp"
 
 namespace distdl::sim {
 
 namespace {
 
-// Sends are buffered: complete as soon as they exist.
-class send_request final : public request_state {};
+// A checksum of a buffer's bytes: taken at isend, compared at the wait, so a send buffer
+// changed in between is caught (the simulator copied it at isend, MPI might not have).
+std::uint64_t checksum(const void* buf, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(buf);
+    std::uint64_t h = 0x243f6a8885a308d3ULL ^ bytes;
+    std::size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, p + i, 8);
+        h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+    }
+    for (; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
 
-class recv_request final : public request_state {
+// Every request of the simulator: knows its world, and reports itself at the end of the world
+// if it is destroyed without having been waited on.
+class sim_request : public request_state {
   public:
-    recv_request(const world* owner, std::shared_ptr<context_state> context, int dest, int source, int tag,
-                 std::uint64_t number, void* buf, std::size_t count, dtype type)
-        : owner_(owner), context_(std::move(context)), dest_(dest), source_(source), tag_(tag),
-          number_(number), buf_(buf), count_(count), type_(type) {}
+    sim_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank)
+        : owner_(std::move(owner)), context_(std::move(context)), rank_(rank) {}
+    sim_request(const sim_request&) = delete;
+    sim_request& operator=(const sim_request&) = delete;
 
-    const world* owner() const { return owner_; }
+    const world* owner() const { return owner_.get(); }
+    // Caller holds the world lock.
+    void mark_waited() {
+        if (!waited_) owner_->request_waited();
+        waited_ = true;
+    }
+    // "a receive from rank 1 with tag 5 on context 0 (world ranks [0-3])"
+    virtual std::string describe() const = 0;
+
+  protected:
+    std::shared_ptr<world> owner_;
+    std::shared_ptr<context_state> context_;  // keeps the messages alive until received
+    int rank_;
+
+    // Called by the destructor of each final class (describe() is gone in the base's).
+    void report_if_unwaited() noexcept {
+        if (waited_) return;
+        std::string what = "a request";
+        try {
+            what = describe();
+        } catch (...) {
+        }
+        owner_->request_dropped(context_->members[static_cast<std::size_t>(rank_)], what);
+    }
+
+  private:
+    bool waited_ = false;
+};
+
+// Sends are buffered: the data is on its way once they exist. The wait checks that the
+// caller's buffer was left alone meanwhile.
+class send_request final : public sim_request {
+  public:
+    send_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank, int dest, int tag,
+                 const void* buf, std::size_t count, dtype type)
+        : sim_request(std::move(owner), std::move(context), rank), dest_(dest), tag_(tag), buf_(buf), count_(count),
+          type_(type), checksum_(checksum(buf, count * size_of(type))) {}
+    ~send_request() override { report_if_unwaited(); }
+
+    // Throws sim::send_buffer_modified if the buffer changed since isend.
+    void verify_buffer() const {
+        if (checksum(buf_, count_ * size_of(type_)) == checksum_) return;
+        throw send_buffer_modified("sim: " + who(*context_, rank_) + " modified the buffer of its isend (" +
+                                   describe() + ") before the send completed in wait_all; under MPI the receiver " +
+                                   "could get the old data, the new data or a mixture");
+    }
+
+    std::string describe() const override {
+        return "a send of " + std::to_string(count_) + " x " + to_string(type_) + " to " + who(*context_, dest_) +
+               " with tag " + std::to_string(tag_) + " on " + name(*context_);
+    }
+
+  private:
+    int dest_, tag_;
+    const void* buf_;
+    std::size_t count_;
+    dtype type_;
+    std::uint64_t checksum_;
+};
+
+class recv_request final : public sim_request {
+  public:
+    recv_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int dest, int source, int tag,
+                 std::uint64_t number, void* buf, std::size_t count, dtype type)
+        : sim_request(std::move(owner), std::move(context), dest), source_(source), tag_(tag), number_(number),
+          buf_(buf), count_(count), type_(type) {}
+    ~recv_request() override { report_if_unwaited(); }
 
     // Caller holds the world lock.
     bool ready() const {
-        auto it = context_->channels.find({dest_, source_, tag_});
+        auto it = context_->channels.find({rank_, source_, tag_});
         return it != context_->channels.end() && it->second.pending.count(number_) > 0;
     }
 
     // Copies the matched message into the buffer. Caller holds the lock; ready() holds.
     void complete() {
-        auto it = context_->channels.find({dest_, source_, tag_});
+        auto it = context_->channels.find({rank_, source_, tag_});
         auto& ch = it->second;
         auto node = ch.pending.extract(number_);
         const message& m = node.mapped();
         if (m.type != type_ || m.count != count_) {
             std::ostringstream out;
-            out << "sim: message mismatch on " << name(*context_) << ": " << who(*context_, dest_) << " receives "
+            out << "sim: message mismatch on " << name(*context_) << ": " << who(*context_, rank_) << " receives "
                 << count_ << " x " << to_string(type_) << " from " << who(*context_, source_) << " with tag " << tag_
                 << ", but " << who(*context_, source_) << " sent " << m.count << " x " << to_string(m.type);
             throw message_mismatch(out.str());
@@ -46,20 +128,29 @@ class recv_request final : public request_state {
         if (ch.pending.empty() && ch.next_send == ch.next_recv) context_->channels.erase(it);
     }
 
-    std::string describe() const {
+    std::string describe() const override {
         return "a message from " + who(*context_, source_) + " with tag " + std::to_string(tag_) + " on " +
                name(*context_);
     }
 
   private:
-    const world* owner_;
-    std::shared_ptr<context_state> context_;  // keeps the messages alive until received
-    int dest_, source_, tag_;
+    int source_, tag_;
     std::uint64_t number_;
     void* buf_;
     std::size_t count_;
     dtype type_;
 };
+
+// The per-rank key of a member set (sorted): a 64-bit hash, so that a rank does not keep a
+// copy of every member list it created (O(n) per rank, O(n^2) per world).
+std::uint64_t member_set_key(const std::vector<int>& sorted) {
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ sorted.size();
+    for (int r : sorted) {
+        h = (h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(r))) * 0x100000001b3ULL;
+        h ^= h >> 31;
+    }
+    return h;
+}
 
 }  // namespace
 
@@ -69,32 +160,41 @@ sim_communicator::sim_communicator(std::shared_ptr<world> owner, std::shared_ptr
 request sim_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
     message m{type, count, std::vector<unsigned char>(count * size_of(type))};
     if (!m.data.empty()) std::memcpy(m.data.data(), buf, m.data.size());  // the copy that makes it buffered
+    auto sent = std::make_unique<send_request>(world_, context_, rank_, dest, tag, buf, count, type);
     auto held = world_->lock();
     world_->throw_if_aborted();
     auto& ch = context_->channels[{dest, rank_, tag}];
     ch.pending.emplace(ch.next_send++, std::move(m));
     world_->notify(context_->members[static_cast<std::size_t>(dest)]);
-    return std::make_unique<send_request>();
+    world_->request_created();
+    return sent;
 }
 
 request sim_communicator::do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) {
     auto held = world_->lock();
     world_->throw_if_aborted();
     auto& ch = context_->channels[{rank_, source, tag}];
-    return std::make_unique<recv_request>(world_.get(), context_, rank_, source, tag, ch.next_recv++, buf, count, type);
+    auto posted = std::make_unique<recv_request>(world_, context_, rank_, source, tag, ch.next_recv++, buf, count, type);
+    world_->request_created();
+    return posted;
 }
 
 void sim_communicator::do_wait_all(std::vector<request>& requests) {
+    std::vector<send_request*> sends;
     std::vector<recv_request*> pending;
     for (auto& r : requests) {
-        if (dynamic_cast<send_request*>(r.get()) != nullptr) continue;
-        auto* recv = dynamic_cast<recv_request*>(r.get());
-        DISTDL_REQUIRE(recv != nullptr && recv->owner() == world_.get(),
+        auto* mine = dynamic_cast<sim_request*>(r.get());
+        DISTDL_REQUIRE(mine != nullptr && mine->owner() == world_.get(),
                        "sim: wait_all was given a request of another transport or another simulated world");
-        pending.push_back(recv);
+        if (auto* send = dynamic_cast<send_request*>(mine)) sends.push_back(send);
+        else pending.push_back(static_cast<recv_request*>(mine));
     }
     auto held = world_->lock();
     world_->throw_if_aborted();
+    for (auto* send : sends) {
+        send->verify_buffer();
+        send->mark_waited();
+    }
     const std::function<bool()> any_ready = [&] {
         return std::any_of(pending.begin(), pending.end(), [](const recv_request* r) { return r->ready(); });
     };
@@ -107,6 +207,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         world_->wait_until(held, world_rank(), any_ready, describe);
         for (auto it = pending.begin(); it != pending.end();) {
             if ((*it)->ready()) {
+                (*it)->mark_waited();
                 (*it)->complete();
                 it = pending.erase(it);
             } else {
@@ -127,29 +228,29 @@ void sim_communicator::run_collective(collective_call call) {
     ++slot.arrived;
 
     const auto calls_so_far = [&] {
-        std::ostringstream out;
+        std::vector<std::pair<int, std::string>> called;
         std::vector<int> missing;
         for (int r = 0; r < n; ++r) {
             const auto& c = slot.calls[static_cast<std::size_t>(r)];
-            if (c) out << "; " << who(*context_, r) << " called " << describe(*c);
+            if (c) called.emplace_back(r, "called " + describe(*c));
             else missing.push_back(r);
         }
-        if (!missing.empty()) out << "; not yet called: ranks " << format_list(missing);
-        return out.str();
+        std::string out = "; " + summarize_ranks(called);
+        if (context_->id != 0) out += " (ranks of " + name(*context_) + ")";
+        if (!missing.empty()) out += "; not yet called: ranks " + format_ranks(missing);
+        return out;
     };
     const auto mismatch = [&](const std::string& what) {
         return "sim: collective mismatch on " + name(*context_) + " at collective call #" + std::to_string(number) +
                ": " + what + calls_so_far();
     };
 
+    if (slot.first < 0) slot.first = rank_;
     if (slot.failure.empty()) {
+        // Agreement is an equivalence: agreeing with the first arrival means agreeing with all.
         const auto& mine = *slot.calls[static_cast<std::size_t>(rank_)];
-        for (const auto& other : slot.calls) {
-            if (other && !same_signature(*other, mine)) {
-                slot.failure = mismatch("the ranks called different operations or arguments");
-                break;
-            }
-        }
+        if (!same_signature(*slot.calls[static_cast<std::size_t>(slot.first)], mine))
+            slot.failure = mismatch("the ranks called different operations or arguments");
         if (slot.failure.empty() && slot.arrived == n) {
             const auto problems = count_mismatches(slot.calls);
             if (!problems.empty()) {
@@ -174,8 +275,8 @@ void sim_communicator::run_collective(collective_call call) {
         std::vector<int> arrived, missing;
         for (int r = 0; r < n; ++r) (slot.calls[static_cast<std::size_t>(r)] ? arrived : missing).push_back(r);
         return "waits in " + describe(*slot.calls[static_cast<std::size_t>(rank_)]) + " (collective call #" +
-               std::to_string(number) + ") on " + name(*context_) + ", arrived: ranks " + format_list(arrived) +
-               ", missing: ranks " + format_list(missing);
+               std::to_string(number) + ") on " + name(*context_) + ", arrived: ranks " + format_ranks(arrived) +
+               ", missing: ranks " + format_ranks(missing);
     };
     world_->wait_until(held, world_rank(), ready, describe_wait);
 
@@ -254,44 +355,52 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
     // over one group must be called in the same order by its members).
     std::vector<int> members_sorted = ranks;
     std::sort(members_sorted.begin(), members_sorted.end());
-    const std::uint64_t serial = creations_called_[members_sorted]++;
-    const auto key = std::make_pair(members_sorted, serial);
+    const std::uint64_t serial = creations_called_[member_set_key(members_sorted)]++;
+    auto key = std::make_pair(std::move(members_sorted), serial);
 
     auto held = world_->lock();
     world_->throw_if_aborted();
     auto& slot = context_->creations[key];
-    slot.lists[rank_] = ranks;
+    if (slot.arrived.empty()) slot.list = ranks;
+    slot.arrived.push_back(rank_);
+    if (ranks != slot.list) slot.differing[rank_] = ranks;
 
     const auto lists_so_far = [&] {
-        std::ostringstream out;
-        for (const auto& [r, list] : slot.lists) out << "; " << who(*context_, r) << " called create_sub(" << format_list(list) << ')';
-        return out.str();
+        std::vector<std::pair<int, std::string>> called;
+        for (int r : slot.arrived) {
+            auto it = slot.differing.find(r);
+            called.emplace_back(r, "called create_sub(" + format_list(it == slot.differing.end() ? slot.list : it->second) + ')');
+        }
+        return "; " + summarize_ranks(called);
     };
     if (slot.failure.empty()) {
-        for (const auto& [r, list] : slot.lists) {
-            if (list != ranks) {
-                slot.failure = "sim: collective mismatch on " + name(*context_) +
-                               ": members of a sub-communicator passed different rank lists" + lists_so_far();
-                break;
-            }
-        }
-        if (slot.failure.empty() && slot.lists.size() == ranks.size()) {
+        if (!slot.differing.empty())
+            slot.failure = "sim: collective mismatch on " + name(*context_) +
+                           ": members of a sub-communicator passed different rank lists" + lists_so_far();
+        if (slot.failure.empty() && slot.arrived.size() == ranks.size()) {
             std::vector<int> world_ranks;
+            world_ranks.reserve(ranks.size());
             for (int r : ranks) world_ranks.push_back(context_->members[static_cast<std::size_t>(r)]);
             slot.created = std::make_shared<context_state>(world_->next_context_id(), std::move(world_ranks));
+            world_->register_context(slot.created);
         }
         if (slot.created || !slot.failure.empty()) {
-            for (const auto& entry : slot.lists)
-                if (entry.first != rank_) world_->notify(context_->members[static_cast<std::size_t>(entry.first)]);
+            for (int r : slot.arrived)
+                if (r != rank_) world_->notify(context_->members[static_cast<std::size_t>(r)]);
         }
     }
 
     const std::function<bool()> ready = [&] { return slot.created != nullptr || !slot.failure.empty(); };
     const std::function<std::string()> describe_wait = [&] {
-        std::vector<int> arrived, missing;
-        for (int r : ranks) (slot.lists.count(r) ? arrived : missing).push_back(r);
-        return "waits in create_sub(" + format_list(ranks) + ") on " + name(*context_) + ", arrived: ranks " +
-               format_list(arrived) + ", missing: ranks " + format_list(missing);
+        std::vector<int> missing;
+        std::vector<char> here(static_cast<std::size_t>(size()), 0);
+        for (int r : slot.arrived) here[static_cast<std::size_t>(r)] = 1;
+        for (int r : ranks)
+            if (!here[static_cast<std::size_t>(r)]) missing.push_back(r);
+        std::vector<int> arrived = slot.arrived;
+        std::sort(arrived.begin(), arrived.end());
+        return "waits in create_sub(" + format_ranks(ranks) + ") on " + name(*context_) + ", arrived: ranks " +
+               format_ranks(arrived) + ", missing: ranks " + format_ranks(missing);
     };
     world_->wait_until(held, world_rank(), ready, describe_wait);
 

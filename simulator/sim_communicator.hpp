@@ -45,7 +45,7 @@ class sim_communicator final : public communicator {
     int rank_;
     // Used only by the owning rank's thread.
     std::uint64_t collectives_called_ = 0;
-    std::map<std::vector<int>, std::uint64_t> creations_called_;  // by sorted member set
+    std::map<std::uint64_t, std::uint64_t> creations_called_;  // by a hash of the sorted member set
 };
 
 }  // namespace distdl::sim

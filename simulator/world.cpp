@@ -2,17 +2,29 @@
 
 #include <sstream>
 
+#include "simulator/context.hpp"
 #include "simulator/errors.hpp"
+#include "simulator/summary.hpp"
 
 namespace distdl::sim {
 
 world::world(int nranks) : ranks_(static_cast<std::size_t>(nranks)), running_(nranks) {}
 
 void world::throw_if_aborted() const {
+    if (ended_)
+        throw world_ended("sim: the simulated world of " + std::to_string(ranks_.size()) +
+                          " ranks has ended (sim::run returned); its communicators and requests can no longer be used");
     if (aborted_) throw aborted("sim: no communication after the world was aborted: " + abort_reason_);
 }
 
-void world::notify(int world_rank) { ranks_[static_cast<std::size_t>(world_rank)].wake.notify_one(); }
+void world::notify(int world_rank) {
+    auto& r = ranks_[static_cast<std::size_t>(world_rank)];
+    if (r.blocked && !r.woken) {
+        r.woken = true;
+        ++running_;
+    }
+    r.wake.notify_one();
+}
 
 void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready,
                        const std::function<std::string()>& describe) {
@@ -22,13 +34,21 @@ void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const
     me.blocked = true;
     me.ready = &ready;
     me.describe = &describe;
-    --running_;
-    check_deadlock_locked();
-    while (!aborted_ && !ready()) me.wake.wait(lock);
+    ++blocked_;
+    for (;;) {
+        me.woken = false;
+        --running_;
+        check_deadlock_locked();
+        while (!me.woken && !aborted_) me.wake.wait(lock);
+        if (aborted_ || ready()) break;
+        // Notified for something else: block again.
+    }
+    if (!me.woken) ++running_;  // woken by the abort, not by notify()
+    me.woken = false;
     me.blocked = false;
     me.ready = nullptr;
     me.describe = nullptr;
-    ++running_;
+    --blocked_;
     // A wait that was satisfied before the abort completes normally (so every member of a
     // failed collective reports the mismatch); the next call will see the abort.
     if (ready()) return;
@@ -39,22 +59,14 @@ void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const
 }
 
 void world::check_deadlock_locked() {
-    if (aborted_ || running_ > 0) return;
-    bool any_blocked = false;
-    for (const auto& r : ranks_) {
-        if (!r.blocked) continue;
-        if ((*r.ready)()) return;  // notified, about to wake: not stuck
-        any_blocked = true;
-    }
-    if (!any_blocked) return;  // every rank finished
-    std::ostringstream out;
-    out << "deadlock: no rank can make progress: ";
-    for (std::size_t i = 0; i < ranks_.size(); ++i) {
-        out << (i ? "; " : "") << "rank " << i << ' ';
-        if (ranks_[i].blocked) out << (*ranks_[i].describe)();
-        else out << "has finished";
-    }
-    const std::string message = out.str();
+    if (aborted_ || running_ > 0 || blocked_ == 0) return;
+    std::vector<std::pair<int, std::string>> states;
+    states.reserve(ranks_.size());
+    for (std::size_t i = 0; i < ranks_.size(); ++i)
+        states.emplace_back(static_cast<int>(i), ranks_[i].blocked ? (*ranks_[i].describe)() : "has finished");
+    const std::string message = "deadlock: no rank can make progress (" + std::to_string(blocked_) + " of " +
+                                std::to_string(ranks_.size()) + " ranks blocked, the others finished): " +
+                                summarize_ranks(states);
     if (!first_error_) first_error_ = std::make_exception_ptr(deadlock(message));
     abort_locked(true, message);
 }
@@ -65,6 +77,16 @@ void world::abort_locked(bool deadlocked, const std::string& reason) {
     deadlocked_ = deadlocked;
     abort_reason_ = reason;
     for (auto& r : ranks_) r.wake.notify_one();
+}
+
+void world::request_dropped(int world_rank, const std::string& what) noexcept {
+    try {
+        auto held = lock();
+        --live_requests_;
+        if (!ended_ && !aborted_) ++dropped_[{world_rank, what}];
+    } catch (...) {
+        // Only bookkeeping for a diagnostic; a destructor must not throw.
+    }
 }
 
 void world::finish(int world_rank, std::exception_ptr failure) {
@@ -85,6 +107,8 @@ void world::finish(int world_rank, std::exception_ptr failure) {
         detected_here = true;
     } catch (const message_mismatch&) {
         detected_here = true;
+    } catch (const send_buffer_modified&) {
+        detected_here = true;
     } catch (const deadlock&) {
         detected_here = true;
     } catch (...) {
@@ -104,6 +128,58 @@ void world::abort(const std::string& reason) {
     auto held = lock();
     if (!first_error_ && !aborted_) first_error_ = std::make_exception_ptr(aborted("sim: " + reason));
     abort_locked(false, reason);
+}
+
+std::string world::unfinished_communication_locked() const {
+    constexpr std::size_t shown = 10;  // entries per list; the rest are counted
+    std::vector<std::string> unreceived;
+    std::size_t unreceived_messages = 0;
+    for (const auto& context : contexts_) {
+        for (const auto& [key, ch] : context->channels) {
+            if (ch.pending.empty()) continue;
+            const auto& [dest, source, tag] = key;
+            const message& first = ch.pending.begin()->second;
+            unreceived_messages += ch.pending.size();
+            std::ostringstream out;
+            out << ch.pending.size() << " message(s) from " << who(*context, source) << " to " << who(*context, dest)
+                << " with tag " << tag << " on " << name(*context) << " (the first: " << first.count << " x "
+                << to_string(first.type) << ")";
+            unreceived.push_back(out.str());
+        }
+    }
+    std::size_t dropped_requests = 0;
+    for (const auto& entry : dropped_) dropped_requests += entry.second;
+    if (unreceived.empty() && dropped_requests == 0 && live_requests_ == 0) return {};
+
+    std::ostringstream out;
+    out << "sim: the world ended with unfinished communication";
+    if (!unreceived.empty()) {
+        out << "; " << unreceived_messages << " message(s) sent and never received: ";
+        for (std::size_t i = 0; i < unreceived.size() && i < shown; ++i) out << (i ? ", " : "") << unreceived[i];
+        if (unreceived.size() > shown) out << ", and " << unreceived.size() - shown << " more channels";
+    }
+    if (dropped_requests > 0) {
+        out << "; " << dropped_requests << " request(s) never waited on: ";
+        std::size_t i = 0;
+        for (const auto& [key, count] : dropped_) {
+            if (i == shown) {
+                out << ", and " << dropped_.size() - shown << " more";
+                break;
+            }
+            out << (i++ ? ", " : "") << "rank " << key.first << ": " << count << " x " << key.second;
+        }
+    }
+    if (live_requests_ > 0)
+        out << "; " << live_requests_ << " request(s) still held after the world ended, never waited on";
+    return out.str();
+}
+
+void world::end() {
+    auto held = lock();
+    ended_ = true;
+    if (first_error_ || aborted_) return;  // the world already failed: that is its error
+    const std::string problem = unfinished_communication_locked();
+    if (!problem.empty()) first_error_ = std::make_exception_ptr(unfinished_communication(problem));
 }
 
 std::exception_ptr world::first_error() {

@@ -1,21 +1,29 @@
 #pragma once
 // One simulated run: the mutex that guards every context of the run, a condition variable per
-// rank, the bookkeeping that finds deadlocks, and the abort state. Owned (shared) by sim::run
-// and by every communicator of the run; nothing here is global, so worlds run side by side.
+// rank, the bookkeeping that finds deadlocks, the abort state, and what the end-of-world check
+// needs (every context, requests not yet waited on). Owned (shared) by sim::run and by every
+// communicator and request of the run; nothing here is global, so worlds run side by side.
 //
-// Deadlock detection: `running_` counts ranks that are neither blocked nor finished. When it
-// drops to zero (a rank blocks or finishes), every blocked rank's readiness is re-evaluated
-// under the mutex; if none can continue, the world is aborted with sim::deadlock. A rank that
-// was notified but has not yet woken is still "blocked" but ready, so it is never mistaken for
-// a deadlock, and no polling or timeout is involved.
+// Deadlock detection without scanning: `running_` counts ranks that are neither blocked nor
+// finished, where a blocked rank that has been notified counts as running (notify() moves it
+// back before it even wakes). A notification may be spurious; the rank then re-checks its
+// condition and blocks again. When `running_` drops to zero while some rank is blocked, no rank
+// can ever notify another: that is a deadlock, found in O(1) at the moment it happens (the
+// diagnostic is built only then). No polling or timeout is involved.
 #include <condition_variable>
+#include <cstddef>
 #include <exception>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace distdl::sim {
+
+struct context_state;
 
 class world {
   public:
@@ -28,9 +36,12 @@ class world {
 
     // --- The caller holds the lock. ---
 
-    // Throws sim::aborted once the world was aborted: no communication after that.
+    // Throws sim::world_ended once sim::run has returned, sim::aborted once the world was
+    // aborted: no communication after either.
     void throw_if_aborted() const;
     int next_context_id() { return next_context_id_++; }
+    // Keeps the context for the end-of-world check (messages never received).
+    void register_context(std::shared_ptr<context_state> context) { contexts_.push_back(std::move(context)); }
     // Wakes a rank that may be able to continue.
     void notify(int world_rank);
     // Blocks `world_rank` until ready() holds (evaluated under the lock). While it waits,
@@ -38,13 +49,23 @@ class world {
     // sim::deadlock if this wait is part of a deadlock, sim::aborted if the world is aborted.
     void wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready,
                     const std::function<std::string()>& describe);
+    // A request was created / was completed by wait_all.
+    void request_created() { ++live_requests_; }
+    void request_waited() { --live_requests_; }
 
     // --- These take the lock themselves. ---
 
+    // A request was destroyed without being waited on (`what`: "a receive from rank 1 with
+    // tag 5 on context 0"); reported at the end of the world.
+    void request_dropped(int world_rank, const std::string& what) noexcept;
     // The rank's body returned (failure null) or threw; a failure aborts the world.
     void finish(int world_rank, std::exception_ptr failure);
     // Aborts the world for a reason outside any rank (e.g. a thread could not start).
     void abort(const std::string& reason);
+    // After every rank's body has returned: the world has ended (later calls throw
+    // sim::world_ended). Unless the world already failed, messages sent and never received and
+    // requests never waited on become its error, sim::unfinished_communication.
+    void end();
     // What sim::run rethrows, or null if the run succeeded.
     std::exception_ptr first_error();
 
@@ -52,6 +73,7 @@ class world {
     struct rank_state {
         std::condition_variable wake;
         bool blocked = false;
+        bool woken = false;  // blocked, but notified since it last blocked (counted as running)
         bool finished = false;
         const std::function<bool()>* ready = nullptr;
         const std::function<std::string()>* describe = nullptr;
@@ -59,12 +81,18 @@ class world {
 
     void abort_locked(bool deadlocked, const std::string& reason);
     void check_deadlock_locked();
+    std::string unfinished_communication_locked() const;
 
     std::mutex mutex_;
     std::vector<rank_state> ranks_;
-    int running_;  // ranks neither blocked nor finished (a rank not yet started counts as running)
+    int running_;      // ranks neither blocked (un-notified) nor finished; not yet started counts as running
+    int blocked_ = 0;  // ranks inside wait_until
     int next_context_id_ = 1;  // 0 is the world communicator
+    std::vector<std::shared_ptr<context_state>> contexts_;
+    std::size_t live_requests_ = 0;                           // created and neither waited on nor dropped
+    std::map<std::pair<int, std::string>, std::size_t> dropped_;  // (world rank, what) -> requests never waited on
 
+    bool ended_ = false;
     bool aborted_ = false;
     bool deadlocked_ = false;  // the abort was a detected deadlock: blocked ranks throw sim::deadlock
     std::string abort_reason_;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 
 #include "core/error.hpp"
@@ -11,6 +14,45 @@
 #include "verify/random.hpp"
 
 namespace distdl::verify {
+
+// Two stages, each computed once: the inputs (needed before forward), then the reference
+// (only once forward succeeded, since a refused case may have no serial meaning). A failure
+// of a stage is kept and rethrown to every worker that asks.
+class shared_reference {
+  public:
+    template <class T>
+    struct pieces {
+        std::vector<tensor<T>> x, want_y, probe, want_dx;
+    };
+
+    template <class T>
+    const pieces<T>& stage(int which, const std::function<void(pieces<T>&)>& compute) {
+        std::lock_guard<std::mutex> held(mutex_);
+        auto& state = stages_[which];
+        if (!state.done) {
+            if (!data_) data_ = std::make_shared<pieces<T>>();
+            try {
+                compute(*std::static_pointer_cast<pieces<T>>(data_));
+            } catch (...) {
+                state.failure = std::current_exception();
+            }
+            state.done = true;
+        }
+        if (state.failure) std::rethrow_exception(state.failure);
+        return *std::static_pointer_cast<pieces<T>>(data_);
+    }
+
+  private:
+    struct stage_state {
+        bool done = false;
+        std::exception_ptr failure;
+    };
+    std::mutex mutex_;
+    stage_state stages_[2];
+    std::shared_ptr<void> data_;  // pieces<T> of the case's dtype
+};
+
+std::shared_ptr<shared_reference> make_shared_reference() { return std::make_shared<shared_reference>(); }
 
 namespace {
 
@@ -30,7 +72,8 @@ const problem_factory<T>& factory_of(const layer_runner& runner) {
 }
 
 template <class T>
-worker_result run_typed(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& comm) {
+worker_result run_typed(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& comm,
+                        shared_reference* shared) {
     worker_result result;
     result.rank = comm->rank();
     const auto rank = static_cast<std::size_t>(result.rank);
@@ -66,7 +109,11 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
         }))
         return result;
 
-    const auto x = problem->input(spec.seed);
+    // The serial side, shared with the other workers of this process when `shared` is given.
+    shared_reference own;
+    shared_reference& serial = shared ? *shared : own;
+    using pieces = shared_reference::pieces<T>;
+    const auto& x = serial.stage<T>(0, [&](pieces& p) { p.x = problem->input(spec.seed); }).x;
     DISTDL_REQUIRE(x.size() == static_cast<std::size_t>(spec.world_size),
                    spec.layer << " runner made " << x.size() << " input pieces for " << spec.world_size << " workers");
     tensor<T> y;
@@ -74,18 +121,22 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
     if (expect_error) return result;  // not refused: the verdict says so
 
     const double tolerance = equivalence_tolerance(dtype_of<T>());
-    const auto want_y = problem->forward(x);
+    const auto& reference = serial.stage<T>(1, [&](pieces& p) {
+        p.want_y = problem->forward(p.x);
+        // The adjoint probe: random, independent of x, with the reference output shapes.
+        for (std::size_t i = 0; i < p.want_y.size(); ++i)
+            p.probe.push_back(random_tensor<T>(shape_of(p.want_y[i]), derive_seed(spec.seed, adjoint_probe, i)));
+        if (p.want_y.size() == p.x.size()) p.want_dx = problem->adjoint(p.probe);
+    });
+    const auto& want_y = reference.want_y;
     DISTDL_REQUIRE(want_y.size() == x.size(), spec.layer << " reference made " << want_y.size() << " output pieces");
     auto forward = compare_piece(y, want_y[rank], problem->forward_exact, tolerance, "forward output");
     result.forward_error = forward.relative_error;
     note(forward.problem);
 
-    // The adjoint probe: random, independent of x, with the reference output shapes.
-    std::vector<tensor<T>> probe;
-    for (std::size_t i = 0; i < want_y.size(); ++i)
-        probe.push_back(random_tensor<T>(shape_of(want_y[i]), derive_seed(spec.seed, adjoint_probe, i)));
+    const auto& probe = reference.probe;
     tensor<T> dx = problem->layer->adjoint(probe[rank]);
-    const auto want_dx = problem->adjoint(probe);
+    const auto& want_dx = reference.want_dx;
     DISTDL_REQUIRE(want_dx.size() == x.size(), spec.layer << " reference adjoint made " << want_dx.size() << " pieces");
     auto adjoint = compare_piece(dx, want_dx[rank], problem->adjoint_exact, tolerance, "adjoint output");
     result.adjoint_error = adjoint.relative_error;
@@ -118,10 +169,12 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
 
 }  // namespace
 
-worker_result run_worker(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& world) {
+worker_result run_worker(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& world,
+                         shared_reference* shared) {
     DISTDL_REQUIRE(world && world->size() == spec.world_size,
                    spec.name << ": needs a world of " << spec.world_size << " ranks, got " << (world ? world->size() : 0));
-    return spec.type == dtype::float32 ? run_typed<float>(spec, runner, world) : run_typed<double>(spec, runner, world);
+    return spec.type == dtype::float32 ? run_typed<float>(spec, runner, world, shared)
+                                       : run_typed<double>(spec, runner, world, shared);
 }
 
 void to_json(nlohmann::json& out, const worker_result& r) {

@@ -23,8 +23,8 @@ namespace {
 using namespace distdl::verify;
 
 const char* usage_text =
-    "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--report DIR] [--junit FILE]\n"
-    "                     [--time-limit SECONDS] PATH...\n"
+    "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--max-world N] [--report DIR]\n"
+    "                     [--junit FILE] [--time-limit SECONDS] PATH...\n"
     "\n"
     "Runs the verification cases in PATH (case files, or folders searched recursively for *.json,\n"
     "in sorted order). For each case: build the world on the chosen transport, the partitions and\n"
@@ -38,6 +38,9 @@ const char* usage_text =
     "                    on ranks 0..world_size-1 (the others idle); rank 0 prints, other ranks\n"
     "                    print only their failures, all ranks agree on the verdict\n"
     "  --filter TEXT     only cases whose name or file path contains TEXT\n"
+    "  --max-world N     skip (and report as skipped) cases of more than N workers; default 256,\n"
+    "                    which leaves out the large cases of cases/scale (1,024 and 4,096 workers);\n"
+    "                    0 means no limit\n"
     "  --report DIR      also write DIR/verify.md and DIR/verify.json\n"
     "  --junit FILE      also write JUnit XML for CI: one testcase per case (classname = the\n"
     "                    case's folder, name = case name, time), failures with their message,\n"
@@ -61,6 +64,7 @@ struct arguments {
     std::string report_dir;
     std::string junit_file;
     double time_limit = 30;
+    int max_world = 256;  // 0: no limit
     std::vector<std::string> paths;
 };
 
@@ -86,6 +90,13 @@ arguments parse(int argc, char** argv) {
                 usage_error("--transport must be sim or mpi, not " + args.transport);
         } else if (a == "--filter") {
             args.filter = value("--filter");
+        } else if (a == "--max-world") {
+            const std::string text = value("--max-world");
+            char* end = nullptr;
+            const long n = std::strtol(text.c_str(), &end, 10);
+            if (end == text.c_str() || *end != '\0' || n < 0 || n > 1000000)
+                usage_error("--max-world needs a number of workers (0 for no limit), not " + text);
+            args.max_world = static_cast<int>(n);
         } else if (a == "--report") {
             args.report_dir = value("--report");
         } else if (a == "--junit") {
@@ -155,8 +166,16 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
                   << (args.transport == "mpi" ? " with " + std::to_string(job_ranks) + " ranks" : std::string()) << "\n";
     for (const auto& c : cases) {
         job_case_result result;
-        if (c.spec) result = run_one(*c.spec, *registry.find(c.spec->layer));
-        else result.outcome = c.invalid;
+        if (!c.spec) {
+            result.outcome = c.invalid;
+        } else if (args.max_world > 0 && c.spec->world_size > args.max_world) {
+            result.outcome = outcome_for(*c.spec);
+            result.outcome.result = verdict::skipped;
+            result.outcome.message = "world_size " + std::to_string(c.spec->world_size) + " is above --max-world " +
+                                     std::to_string(args.max_world);
+        } else {
+            result = run_one(*c.spec, *registry.find(c.spec->layer));
+        }
         if (rank == 0) {
             std::cout << case_line(result.outcome) << std::endl;
         } else if (!result.local_problem.empty() &&

@@ -315,6 +315,24 @@ def repartition_cases():
          expect=refuse("has extent 1 in dimension 1, which cannot be split over 3 workers of P_y"))
 
 
+# --------------------------------------------------------------------------------- scale
+def scale_cases(sizes, folder="scale"):
+    """The four primitives on square worlds of n = s*s workers, 4x4 elements per worker: what
+    the simulator must run at cluster scale (scripts/sim-scaling.sh times them)."""
+    for n in sizes:
+        s = round(n ** 0.5)
+        assert s * s == n and s % 2 == 0, n
+        every = rng(0, n)
+        case(folder, f"broadcast_1_to_{s}x{s}", f"Broadcast from one worker to all {n}", "Broadcast", n,
+             {"P_x": ([0], [1, 1]), "P_y": (every, [s, s])}, [4, 4])
+        case(folder, f"sum_reduce_{s}x{s}_to_1", f"SumReduce of all {n} workers onto one", "SumReduce", n,
+             {"P_x": (every, [s, s]), "P_y": ([0], [1, 1])}, [4, 4])
+        case(folder, f"all_sum_reduce_{s}x{s}", f"AllSumReduce over both axes of {n} workers", "AllSumReduce", n,
+             {"P_x": (every, [s, s])}, [4, 4], {"axes_reduce": [0, 1]})
+        case(folder, f"repartition_{s}x{s}_to_{2 * s}x{s // 2}", f"Repartition of {n} workers, 4x4 elements each",
+             "Repartition", n, {"P_x": (every, [s, s]), "P_y": (every, [2 * s, s // 2])}, [4 * s, 4 * s])
+
+
 # --------------------------------------------------------------------------------- HaloExchange
 def halo_cases():
     f, L = "halo_exchange", "HaloExchange"
@@ -506,13 +524,19 @@ def linear_cases():
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
+    parser.add_argument("--scale-only", metavar="N,N,...",
+                        help="write only the scale cases for these world sizes (squares of even numbers)")
     args = parser.parse_args()
-    broadcast_cases()
-    sum_reduce_cases()
-    all_sum_reduce_cases()
-    repartition_cases()
-    halo_cases()
-    linear_cases()
+    if args.scale_only:
+        scale_cases([int(n) for n in args.scale_only.split(",")])
+    else:
+        broadcast_cases()
+        sum_reduce_cases()
+        all_sum_reduce_cases()
+        repartition_cases()
+        halo_cases()
+        linear_cases()
+        scale_cases([256, 1024, 4096])
     names = set()
     for folder, name, doc in CASES:
         assert doc["name"] not in names, doc["name"]

@@ -1,0 +1,205 @@
+// The simulator at cluster scale (1,024 and 4,096 ranks): what it promises at small scale
+// still holds, within a few seconds, and its diagnostics stay short.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simulator/run.hpp"
+#include "simulator/summary.hpp"
+#include "tests/simulator/sim_test_util.hpp"
+
+namespace {
+
+using namespace sim_test;
+namespace sim = distdl::sim;
+
+// Sanitizers slow threads down ten to fifty times: there the 4,096-rank tests run 1,024 ranks
+// and time limits are not checked (the release build checks them).
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+constexpr int large_world = sanitized ? 1024 : 4096;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void expect_contains(const std::string& what, const std::vector<std::string>& parts) {
+    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "missing \"" << p << "\" in: " << what;
+}
+
+TEST(sim_scale, a_deadlock_among_4096_ranks_is_reported_within_a_second_in_a_few_lines) {
+    const int n = large_world;
+    std::atomic<int> deadlocked{0};
+    std::string what;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        sim::run(n, [&](const comm_ptr& world) {
+            try {
+                if (world->rank() == n - 1) {
+                    double x;
+                    wait_one(world, world->irecv(&x, 1, 0, 5));  // never sent
+                } else {
+                    world->barrier();
+                }
+            } catch (const sim::deadlock&) {
+                ++deadlocked;
+                throw;
+            }
+        });
+        FAIL() << "no deadlock reported";
+    } catch (const sim::deadlock& e) {
+        what = e.what();
+    }
+    const double seconds = seconds_since(start);  // includes starting and joining 4,096 threads
+    if (!sanitized) {
+        EXPECT_LT(seconds, 1.0);
+    }
+    EXPECT_EQ(deadlocked.load(), n);
+    EXPECT_LT(what.size(), 600u) << what;
+    const std::string last = std::to_string(n - 1), before = std::to_string(n - 2), all = std::to_string(n);
+    expect_contains(what, {all + " of " + all + " ranks blocked",
+                           "ranks [0-" + before + "] (" + last + " ranks) wait in barrier() (collective call #0) on "
+                           "context 0 (world ranks [0-" + last + "]), arrived: ranks [0-" + before + "], missing: ranks [" +
+                               last + "]",
+                           "rank " + last + " waits in wait_all for a message from rank 0 with tag 5"});
+}
+
+TEST(sim_scale, a_ring_deadlock_of_4096_distinct_waits_is_summarized) {
+    // Every rank waits for a different message: nothing groups, so the list is cut short.
+    const int n = large_world;
+    try {
+        sim::run(n, [&](const comm_ptr& world) {
+            double x;
+            wait_one(world, world->irecv(&x, 1, (world->rank() + 1) % n, 0));
+        });
+        FAIL() << "no deadlock reported";
+    } catch (const sim::deadlock& e) {
+        const std::string what = e.what();
+        EXPECT_LT(what.size(), 2000u) << what;
+        expect_contains(what, {"rank 0 waits in wait_all for a message from rank 1 with tag 0",
+                               "and " + std::to_string(n - 12) + " more ranks in " + std::to_string(n - 12) + " other states"});
+    }
+}
+
+TEST(sim_scale, a_collective_mismatch_among_1024_ranks_names_the_odd_rank) {
+    const int n = 1024;
+    try {
+        sim::run(n, [&](const comm_ptr& world) {
+            const double x[2] = {1, 2};
+            double y[2];
+            world->barrier();  // everyone has started: the odd call meets most of the others
+            world->all_reduce_sum(x, y, world->rank() == 513 ? 2 : 1, distdl::dtype::float64);
+        });
+        FAIL() << "no mismatch reported";
+    } catch (const sim::collective_mismatch& e) {
+        const std::string what = e.what();
+        EXPECT_LT(what.size(), 1000u) << what;
+        expect_contains(what, {"collective call #1", "rank 513 called all_reduce_sum(2 x float64)",
+                               "called all_reduce_sum(1 x float64)"});
+    }
+}
+
+TEST(sim_scale, the_first_error_among_1024_ranks_aborts_the_rest) {
+    const int n = 1024;
+    std::atomic<int> aborted{0};
+    try {
+        sim::run(n, [&](const comm_ptr& world) {
+            if (world->rank() == 700) throw std::runtime_error("rank 700 failed on purpose");
+            try {
+                world->barrier();
+            } catch (const sim::aborted&) {
+                ++aborted;
+                throw;
+            }
+        });
+        FAIL() << "run did not throw";
+    } catch (const sim::rank_failure& e) {
+        EXPECT_EQ(e.rank(), 700);
+        EXPECT_STREQ(e.what(), "rank 700: rank 700 failed on purpose");
+    }
+    EXPECT_EQ(aborted.load(), n - 1);
+}
+
+// Values whose floating-point sum depends on the order of the additions.
+double awkward_value(int r) { return (r % 3 == 0 ? 1e16 : 1.0) * (r % 2 ? -1.0 : 1.0) + 0.1 * r; }
+
+TEST(sim_scale, results_at_4096_ranks_are_bit_reproducible_and_fold_in_rank_order) {
+    const int n = large_world;
+    double serial = awkward_value(0);
+    for (int r = 1; r < n; ++r) serial += awkward_value(r);
+    const auto start = std::chrono::steady_clock::now();
+    for (int run = 0; run < 2; ++run) {
+        std::vector<double> sums(static_cast<std::size_t>(n)), ring(static_cast<std::size_t>(n));
+        sim::run(n, [&](const comm_ptr& world) {
+            const int me = world->rank();
+            sums[static_cast<std::size_t>(me)] = world->all_reduce_sum(awkward_value(me));
+            // A ring exchange, and a reduction to one rank, on top.
+            double from_left = 0;
+            const double mine = awkward_value(me);
+            std::vector<distdl::request> reqs;
+            reqs.push_back(world->irecv(&from_left, 1, (me + n - 1) % n, 2));
+            reqs.push_back(world->isend(&mine, 1, (me + 1) % n, 2));
+            world->wait_all(reqs);
+            ring[static_cast<std::size_t>(me)] = from_left;
+            double total = 0;
+            world->reduce_sum(&mine, &total, 1, distdl::dtype::float64, n - 1);
+            if (me == n - 1) {
+                EXPECT_EQ(std::memcmp(&total, &serial, sizeof total), 0);
+            }
+        });
+        for (int r = 0; r < n; ++r) {
+            const double got = sums[static_cast<std::size_t>(r)];
+            ASSERT_EQ(std::memcmp(&got, &serial, sizeof got), 0) << "rank " << r << " of run " << run;
+            ASSERT_EQ(ring[static_cast<std::size_t>(r)], awkward_value((r + n - 1) % n)) << "rank " << r;
+        }
+    }
+    if (!sanitized) {
+        EXPECT_LT(seconds_since(start), 5.0);
+    }
+}
+
+TEST(sim_scale, sub_communicators_of_1024_ranks_work_in_parallel) {
+    // 32 row and 32 column communicators of a 32x32 grid, each summing its members' ranks.
+    const int side = 32, n = side * side;
+    std::vector<std::int64_t> row_sums(static_cast<std::size_t>(n)), col_sums(static_cast<std::size_t>(n));
+    sim::run(n, [&](const comm_ptr& world) {
+        const int me = world->rank(), row = me / side, col = me % side;
+        std::vector<int> row_members, col_members;
+        for (int i = 0; i < side; ++i) {
+            row_members.push_back(row * side + i);
+            col_members.push_back(i * side + col);
+        }
+        auto rows = world->create_sub(row_members);
+        auto cols = world->create_sub(col_members);
+        row_sums[static_cast<std::size_t>(me)] = rows->all_reduce_sum<std::int64_t>(me);
+        col_sums[static_cast<std::size_t>(me)] = cols->all_reduce_sum<std::int64_t>(me);
+    });
+    for (int me = 0; me < n; ++me) {
+        const int row = me / side, col = me % side;
+        EXPECT_EQ(row_sums[static_cast<std::size_t>(me)], static_cast<std::int64_t>(row) * side * side + side * (side - 1) / 2);
+        EXPECT_EQ(col_sums[static_cast<std::size_t>(me)], static_cast<std::int64_t>(col) * side + side * (side * (side - 1) / 2));
+    }
+}
+
+TEST(sim_scale, rank_lists_stay_short) {
+    using sim::format_ranks;
+    EXPECT_EQ(format_ranks({}), "[]");
+    EXPECT_EQ(format_ranks({2, 1}), "[2,1]");
+    EXPECT_EQ(format_ranks({0, 1, 2, 3, 7, 9, 10, 11}), "[0-3,7,9-11]");
+    EXPECT_EQ(format_ranks({0, 32, 64, 96, 5}), "[0-96 step 32,5]");
+    std::vector<int> scattered;
+    for (int r = 0; r < 100; ++r) scattered.push_back(r * r);
+    EXPECT_EQ(format_ranks(scattered), "[0,1,4,9,16,25,36,49,64,81,100,121,... 88 more]");
+}
+
+}  // namespace

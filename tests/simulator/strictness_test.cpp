@@ -1,0 +1,176 @@
+// Stricter than MPI at the end of a world and around sends: messages never received, requests
+// never waited on, a send buffer changed before its send completed, and calls on a world that
+// has ended are each reported as what they are.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "simulator/run.hpp"
+#include "tests/simulator/sim_test_util.hpp"
+
+namespace {
+
+using namespace sim_test;
+namespace sim = distdl::sim;
+
+// The what() of the sim::unfinished_communication that run(n, body) throws ("" if none).
+std::string unfinished_message(int n, const std::function<void(const comm_ptr&)>& body) {
+    try {
+        sim::run(n, body);
+    } catch (const sim::unfinished_communication& e) {
+        return e.what();
+    }
+    return "";
+}
+
+void expect_contains(const std::string& what, const std::vector<std::string>& parts) {
+    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "missing \"" << p << "\" in: " << what;
+}
+
+TEST(sim_strict, a_message_never_received_fails_the_run_naming_ranks_tag_and_count) {
+    const auto what = unfinished_message(3, [](const comm_ptr& world) {
+        if (world->rank() != 0) return;
+        const double x[2] = {1, 2};
+        wait_one(world, world->isend(x, 2, 2, 9));
+        wait_one(world, world->isend(x, 2, 2, 9));
+        wait_one(world, world->isend(x, 1, 1, 4));
+    });
+    expect_contains(what, {"message(s) sent and never received",
+                           "2 message(s) from rank 0 to rank 2 with tag 9 on context 0", "(the first: 2 x float64)",
+                           "1 message(s) from rank 0 to rank 1 with tag 4"});
+}
+
+TEST(sim_strict, a_message_left_on_a_sub_communicator_names_its_context) {
+    const auto what = unfinished_message(3, [](const comm_ptr& world) {
+        if (world->rank() == 0) return;
+        auto sub = world->create_sub({2, 1});
+        if (sub->rank() == 0) {
+            const int v = 5;
+            wait_one(sub, sub->isend(&v, 1, 1, 3));
+        }
+    });
+    expect_contains(what, {"1 message(s) from rank 0 (world rank 2) to rank 1 (world rank 1) with tag 3 on context 1"});
+}
+
+TEST(sim_strict, requests_never_waited_on_fail_the_run) {
+    const auto what = unfinished_message(2, [](const comm_ptr& world) {
+        double x = 1;
+        if (world->rank() == 0) {
+            auto dropped = world->isend(&x, 1, 1, 3);  // sent, but never waited on
+            wait_one(world, world->isend(&x, 1, 1, 3));
+        } else {
+            wait_one(world, world->irecv(&x, 1, 0, 3));
+            wait_one(world, world->irecv(&x, 1, 0, 3));
+            auto never = world->irecv(&x, 1, 0, 8);  // posted, never waited on
+        }
+    });
+    expect_contains(what, {"2 request(s) never waited on",
+                           "rank 0: 1 x a send of 1 x float64 to rank 1 with tag 3 on context 0",
+                           "rank 1: 1 x a message from rank 0 with tag 8 on context 0"});
+    EXPECT_EQ(what.find("never received"), std::string::npos) << what;
+}
+
+TEST(sim_strict, a_request_still_held_when_the_world_ends_is_reported) {
+    std::vector<distdl::request> kept;
+    const auto what = unfinished_message(2, [&](const comm_ptr& world) {
+        if (world->rank() == 1) {
+            static double x;
+            kept.push_back(world->irecv(&x, 1, 0, 0));
+        }
+    });
+    expect_contains(what, {"1 request(s) still held after the world ended"});
+    kept.clear();  // destroyed after the end: nothing more to report, and no crash
+}
+
+TEST(sim_strict, an_earlier_failure_stays_the_error_of_the_world) {
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            if (world->rank() == 0) {
+                const double x = 1;
+                wait_one(world, world->isend(&x, 1, 1, 0));
+            } else {
+                throw std::runtime_error("rank 1 gave up");
+            }
+        });
+        FAIL() << "run did not throw";
+    } catch (const sim::rank_failure& e) {
+        EXPECT_STREQ(e.what(), "rank 1: rank 1 gave up");
+    }
+}
+
+TEST(sim_strict, complete_communication_passes) {
+    EXPECT_NO_THROW(sim::run(4, [](const comm_ptr& world) {
+        const int me = world->rank(), n = world->size();
+        double out = me, in = -1;
+        std::vector<distdl::request> reqs;
+        reqs.push_back(world->irecv(&in, 1, (me + n - 1) % n, 1));
+        reqs.push_back(world->isend(&out, 1, (me + 1) % n, 1));
+        world->wait_all(reqs);
+        EXPECT_EQ(in, (me + n - 1) % n);
+    }));
+}
+
+TEST(sim_strict, a_send_buffer_changed_before_the_wait_is_an_error) {
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            std::vector<float> data = {1, 2, 3};
+            if (world->rank() == 0) {
+                auto sent = world->isend(data.data(), 3, 1, 6);
+                data[1] = 7;  // too early: the send has not completed
+                wait_one(world, std::move(sent));
+            } else {
+                wait_one(world, world->irecv(data.data(), 3, 0, 6));
+            }
+        });
+        FAIL() << "run did not throw";
+    } catch (const sim::send_buffer_modified& e) {
+        expect_contains(e.what(), {"rank 0 modified the buffer of its isend", "3 x float32 to rank 1 with tag 6",
+                                   "before the send completed"});
+    }
+}
+
+TEST(sim_strict, a_send_buffer_changed_after_the_wait_is_fine) {
+    EXPECT_NO_THROW(sim::run(2, [](const comm_ptr& world) {
+        std::vector<double> data = {1, 2};
+        if (world->rank() == 0) {
+            wait_one(world, world->isend(data.data(), 2, 1, 0));
+            data[0] = 5;
+        } else {
+            wait_one(world, world->irecv(data.data(), 2, 0, 0));
+            EXPECT_EQ(data[0], 1);
+        }
+    }));
+}
+
+TEST(sim_strict, a_call_on_a_world_that_has_ended_says_so) {
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        if (world->rank() == 0) kept = world;
+    });
+    const std::vector<std::function<void()>> calls = {
+        [&] { kept->barrier(); },
+        [&] { kept->all_reduce_sum(1.0); },
+        [&] {
+            double x = 0;
+            wait_one(kept, kept->irecv(&x, 1, 1, 0));
+        },
+        [&] {
+            const double x = 0;
+            auto r = kept->isend(&x, 1, 1, 0);
+        },
+        [&] { kept->create_sub({0, 1}); },
+    };
+    for (const auto& call : calls) {
+        try {
+            call();
+            FAIL() << "a call on an ended world did not throw";
+        } catch (const sim::world_ended& e) {
+            expect_contains(e.what(), {"world of 2 ranks has ended"});
+        }
+    }
+}
+
+}  // namespace
