@@ -17,7 +17,8 @@
 
 namespace distdl::testing::movement {
 
-inline std::vector<int> rank_range(int first, int count) {
+// `count` world ranks from `first` on (rank_range takes [begin, end) instead).
+inline std::vector<int> consecutive_ranks(int first, int count) {
     std::vector<int> r(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) r[static_cast<std::size_t>(i)] = first + i;
     return r;
