@@ -1,6 +1,6 @@
 #include "core/sum_reduce.hpp"
 
-#include "core/detail/argument_agreement.hpp"
+#include "core/detail/pair_agreement.hpp"
 #include "core/detail/team_collectives.hpp"
 
 namespace distdl {
@@ -18,15 +18,7 @@ struct sum_reduce<T>::state {
 
 template <class T>
 sum_reduce<T>::sum_reduce(const cartesian_partition& P_x, const cartesian_partition& P_y, sum_reduce_options options) {
-    // Before the teams are built: workers with other flags would build other teams and wait.
-    detail::argument_agreement("SumReduce")
-        .element_type(dtype_of<T>())
-        .list("P_x shape", P_x.shape())
-        .list("P_y shape", P_y.shape())
-        .flag("transpose_src", options.transpose_src)
-        .flag("transpose_dest", options.transpose_dest)
-        .flag("preserve_batch", options.preserve_batch)
-        .require(*P_x.world_comm());
+    detail::require_pair_agreement("SumReduce", dtype_of<T>(), P_x, P_y, options);
     state_ = std::make_unique<state>(state{P_x.create_reduction_partition_to(P_y, options.transpose_src, options.transpose_dest),
                                            options, P_x.world_comm(), {}, {}});
 }

@@ -27,6 +27,16 @@ std::int64_t tile_width(std::int64_t K, std::int64_t M) {
     return std::min(t, M);
 }
 
+// Calls body(n, q0, width) for every tile of `width` output positions from q0 on of every image
+// n, after sizing `col` for one tile of K rows.
+template <class T, class Body>
+void for_each_tile(const conv_problem& c, std::int64_t K, std::vector<T>& col, Body&& body) {
+    const std::int64_t M = c.out_volume(), t = tile_width<T>(K, M);
+    col.resize(std::size_t(K * t));
+    for (std::int64_t n = 0; n < c.N; ++n)
+        for (std::int64_t q0 = 0; q0 < M; q0 += t) body(n, q0, std::min(t, M - q0));
+}
+
 // For kernel offset `off` = d·t − p along the innermost dimension: the output indices j with
 // 0 <= s·j + off < L form [lo, hi).
 void valid_range(std::int64_t off, std::int64_t s, std::int64_t L, std::int64_t m, std::int64_t& lo,
@@ -114,18 +124,14 @@ void col2im_add(const conv_problem& c, const T* col, std::int64_t q0, std::int64
 template <class T>
 void im2col_convolution<T>::forward(const conv_problem& c, const T* x, const T* w, const T* b, T* y) {
     const std::int64_t K = c.C_in * c.kernel_volume(), M = c.out_volume(), V = c.in_volume();
-    const std::int64_t t = tile_width<T>(K, M);
-    col_.resize(std::size_t(K * t));
-    for (std::int64_t n = 0; n < c.N; ++n)
-        for (std::int64_t q0 = 0; q0 < M; q0 += t) {
-            const std::int64_t width = std::min(t, M - q0);
-            im2col(c, x + n * c.C_in * V, q0, width, col_.data());
-            T* yt = y + n * c.C_out * M + q0;
-            gemm(CblasNoTrans, CblasNoTrans, c.C_out, width, K, T(0), w, K, col_.data(), width, yt, M);
-            if (b)
-                for (std::int64_t co = 0; co < c.C_out; ++co)
-                    for (std::int64_t q = 0; q < width; ++q) yt[co * M + q] += b[co];
-        }
+    for_each_tile(c, K, col_, [&](std::int64_t n, std::int64_t q0, std::int64_t width) {
+        im2col(c, x + n * c.C_in * V, q0, width, col_.data());
+        T* yt = y + n * c.C_out * M + q0;
+        gemm(CblasNoTrans, CblasNoTrans, c.C_out, width, K, T(0), w, K, col_.data(), width, yt, M);
+        if (b)
+            for (std::int64_t co = 0; co < c.C_out; ++co)
+                for (std::int64_t q = 0; q < width; ++q) yt[co * M + q] += b[co];
+    });
 }
 
 template <class T>
@@ -156,15 +162,11 @@ void im2col_convolution<T>::backward_data(const conv_problem& c, const T* dy, co
     const std::int64_t K = c.C_in * Kv;
     std::fill(dx, dx + c.N * c.C_in * V, T(0));
     if (c.C_out == 0) return;
-    const std::int64_t t = tile_width<T>(K, M);
-    col_.resize(std::size_t(K * t));
-    for (std::int64_t n = 0; n < c.N; ++n)
-        for (std::int64_t q0 = 0; q0 < M; q0 += t) {
-            const std::int64_t width = std::min(t, M - q0);
-            gemm(CblasTrans, CblasNoTrans, K, width, c.C_out, T(0), w, K, dy + n * c.C_out * M + q0, M, col_.data(),
-                 width);
-            col2im_add(c, col_.data(), q0, width, dx + n * c.C_in * V);
-        }
+    for_each_tile(c, K, col_, [&](std::int64_t n, std::int64_t q0, std::int64_t width) {
+        gemm(CblasTrans, CblasNoTrans, K, width, c.C_out, T(0), w, K, dy + n * c.C_out * M + q0, M, col_.data(),
+             width);
+        col2im_add(c, col_.data(), q0, width, dx + n * c.C_in * V);
+    });
 }
 
 template <class T>
@@ -179,15 +181,10 @@ void im2col_convolution<T>::backward_weights(const conv_problem& c, const T* x, 
                 db[co] += T(sum);
             }
     if (K == 0 || c.C_out == 0) return;
-    const std::int64_t t = tile_width<T>(K, M);
-    col_.resize(std::size_t(K * t));
-    for (std::int64_t n = 0; n < c.N; ++n)
-        for (std::int64_t q0 = 0; q0 < M; q0 += t) {
-            const std::int64_t width = std::min(t, M - q0);
-            im2col(c, x + n * c.C_in * V, q0, width, col_.data());
-            gemm(CblasNoTrans, CblasTrans, c.C_out, K, width, T(1), dy + n * c.C_out * M + q0, M, col_.data(), width,
-                 dw, K);
-        }
+    for_each_tile(c, K, col_, [&](std::int64_t n, std::int64_t q0, std::int64_t width) {
+        im2col(c, x + n * c.C_in * V, q0, width, col_.data());
+        gemm(CblasNoTrans, CblasTrans, c.C_out, K, width, T(1), dy + n * c.C_out * M + q0, M, col_.data(), width, dw, K);
+    });
 }
 
 template class im2col_convolution<float>;

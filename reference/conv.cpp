@@ -49,13 +49,6 @@ shape_t output_shape(const shape_t& x_shape, const conv_problem& c) {
     return out;
 }
 
-template <class T>
-tensor<T> lifted(const tensor<T>& t) {
-    tensor<T> out = t;
-    out.reshape(lift_shape5(shape_of(t)));
-    return out;
-}
-
 }  // namespace
 
 shape_t conv_output_shape(const shape_t& x_shape, const shape_t& w_shape, const conv_geometry& g) {

@@ -46,13 +46,6 @@ shape_t output_shape(const pool_problem& c) {
     return out;
 }
 
-template <class T>
-tensor<T> lifted(const tensor<T>& t) {
-    tensor<T> out = t;
-    out.reshape(lift_shape5(shape_of(t)));
-    return out;
-}
-
 // Flat position in x (lifted) of the first maximum of window (n, c, j); false if the window
 // holds only padding. Window entries are scanned in row-major order of (t0, t1, t2).
 template <class T>

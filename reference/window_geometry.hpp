@@ -40,6 +40,14 @@ inline shape_t lift_shape5(const shape_t& shape) {
     return out;
 }
 
+// A copy of an N × C × spatial tensor reshaped to rank 5 (lift_shape5).
+template <class T>
+tensor<T> lifted(const tensor<T>& t) {
+    tensor<T> out = t;
+    out.reshape(lift_shape5(shape_of(t)));
+    return out;
+}
+
 // Index i of the zero-padded input as an index into the unpadded input; false when it falls
 // into the padding. (i counts from the start of the padded input.)
 inline bool unpadded_index(std::size_t i, std::size_t pad, std::size_t length, std::size_t& out) {

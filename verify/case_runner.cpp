@@ -155,12 +155,7 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
 
     // The dot-product test uses what the module computed, not the reference.
     if (y.size() == probe[rank].size() && dx.size() == x[rank].size()) {
-        result.terms.fx_y = dot(y, probe[rank]);
-        result.terms.x_fty = dot(x[rank], dx);
-        result.terms.fx_sq = dot(y, y);
-        result.terms.y_sq = dot(probe[rank], probe[rank]);
-        result.terms.x_sq = dot(x[rank], x[rank]);
-        result.terms.fty_sq = dot(dx, dx);
+        result.terms = dot_terms_of(x[rank], y, probe[rank], dx);
     } else {
         note("the dot-product test cannot pair pieces of different sizes");
     }

@@ -71,6 +71,18 @@ double dot(const tensor<T>& a, const tensor<T>& b) {
     return sum;
 }
 
+template <class T>
+dot_terms dot_terms_of(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y, const tensor<T>& fty) {
+    dot_terms t;
+    t.fx_y = dot(fx, y);
+    t.x_fty = dot(x, fty);
+    t.fx_sq = dot(fx, fx);
+    t.y_sq = dot(y, y);
+    t.x_sq = dot(x, x);
+    t.fty_sq = dot(fty, fty);
+    return t;
+}
+
 double adjoint_error(const dot_terms& t) {
     const double difference = std::abs(t.fx_y - t.x_fty);
     const double scale = std::max(std::sqrt(t.fx_sq) * std::sqrt(t.y_sq), std::sqrt(t.x_sq) * std::sqrt(t.fty_sq));
@@ -79,9 +91,22 @@ double adjoint_error(const dot_terms& t) {
     return difference / scale;
 }
 
+template <class T>
+double adjoint_error(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y, const tensor<T>& fty) {
+    return adjoint_error(dot_terms_of(x, fx, y, fty));
+}
+
 template piece_comparison compare_piece<float>(const tensor<float>&, const tensor<float>&, bool, double, const std::string&);
 template piece_comparison compare_piece<double>(const tensor<double>&, const tensor<double>&, bool, double, const std::string&);
 template double dot<float>(const tensor<float>&, const tensor<float>&);
 template double dot<double>(const tensor<double>&, const tensor<double>&);
+template dot_terms dot_terms_of<float>(const tensor<float>&, const tensor<float>&, const tensor<float>&,
+                                       const tensor<float>&);
+template dot_terms dot_terms_of<double>(const tensor<double>&, const tensor<double>&, const tensor<double>&,
+                                        const tensor<double>&);
+template double adjoint_error<float>(const tensor<float>&, const tensor<float>&, const tensor<float>&,
+                                     const tensor<float>&);
+template double adjoint_error<double>(const tensor<double>&, const tensor<double>&, const tensor<double>&,
+                                      const tensor<double>&);
 
 }  // namespace distdl::verify

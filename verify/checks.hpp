@@ -42,7 +42,14 @@ struct dot_terms {
 template <class T>
 double dot(const tensor<T>& a, const tensor<T>& b);
 
+// One worker's terms from its pieces x, F x, y and F* y (F x and y, x and F* y of equal volumes).
+template <class T>
+dot_terms dot_terms_of(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y, const tensor<T>& fty);
+
 // |<Fx,y> - <x,F*y>| / max(|Fx||y|, |x||F*y|); 0 when both sides vanish identically.
 double adjoint_error(const dot_terms& total);
+// The same on one worker's pieces alone (a serial operator).
+template <class T>
+double adjoint_error(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y, const tensor<T>& fty);
 
 }  // namespace distdl::verify

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
+#include "verify/random.hpp"
 
 namespace {
 
@@ -18,10 +19,7 @@ using distdl::kernels::transpose;
 
 template <class T>
 tensor<T> random_matrix(const shape_t& shape, std::mt19937_64& gen) {
-    std::uniform_real_distribution<double> u(-1, 1);
-    tensor<T> t(shape);
-    for (auto& v : t) v = static_cast<T>(u(gen));
-    return t;
+    return distdl::verify::random_tensor<T>(shape, gen());
 }
 
 // C = alpha op(A) op(B) + beta C, in double, by the definition.

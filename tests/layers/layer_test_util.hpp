@@ -1,18 +1,17 @@
 #pragma once
 // Helpers of the layer checks: the global data every worker builds identically, column
 // blocks of it, and comparisons within the arithmetic tolerance of T.
-#include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "core/decomposition.hpp"
 #include "tests/primitives/primitive_test_util.hpp"
+#include "verify/checks.hpp"
 
 namespace distdl::testing {
 
 template <class T>
-constexpr double arithmetic_tolerance() {
-    return sizeof(T) == sizeof(double) ? 1e-12 : 1e-5;
+double arithmetic_tolerance() {
+    return verify::equivalence_tolerance(dtype_of<T>());
 }
 
 // Columns balanced(n, parts, part) of a matrix.
@@ -48,16 +47,8 @@ tensor<T> vector_block(const tensor<T>& v, std::size_t parts, std::size_t part) 
 // Same shape and every element within the tolerance of T relative to the largest |want|.
 template <class T>
 void check_close(const tensor<T>& got, const tensor<T>& want, const std::string& what) {
-    if (shape_of(got) != shape_of(want))
-        DCHECK_FAIL_(what << ": shape " << format_list(shape_of(got)) << ", expected " << format_list(shape_of(want)));
-    double scale = 0, diff = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        scale = std::max(scale, std::abs(double(want.data()[i])));
-        const double d = std::abs(double(got.data()[i]) - double(want.data()[i]));
-        diff = std::isnan(d) ? INFINITY : std::max(diff, d);
-    }
-    if (!(diff <= arithmetic_tolerance<T>() * std::max(scale, 1e-300)) && diff != 0)
-        DCHECK_FAIL_(what << ": relative error " << diff / scale << " > " << arithmetic_tolerance<T>());
+    const auto compared = verify::compare_piece(got, want, false, arithmetic_tolerance<T>(), what);
+    if (!compared.problem.empty()) DCHECK_FAIL_(compared.problem);
 }
 
 }  // namespace distdl::testing

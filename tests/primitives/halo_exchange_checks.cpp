@@ -114,7 +114,7 @@ void sampled_sweep(const std::shared_ptr<communicator>& world, std::size_t dim, 
             g.dilation[d] = gen.next(1, 3);
         }
         // Alternate world order and a reversed order of the workers, with idle ones.
-        std::vector<int> ranks = rank_range(0, static_cast<int>(volume(parts)));
+        std::vector<int> ranks = consecutive_ranks(0, static_cast<int>(volume(parts)));
         if (i % 2 == 1)
             for (auto& r : ranks) r = world->size() - 1 - r;
         const cartesian_partition& P_x = cache.get(ranks, parts);
@@ -130,7 +130,7 @@ DISTDL_CHECK(halo_sweep_1d, world_size == 5) {
     partition_cache cache(world);
     std::uint64_t seed = 0;
     for (std::size_t P = 1; P <= 5; ++P) {
-        const cartesian_partition& P_x = cache.get(rank_range(0, static_cast<int>(P)), {P});
+        const cartesian_partition& P_x = cache.get(consecutive_ranks(0, static_cast<int>(P)), {P});
         for (std::size_t n : {1, 2, 3, 4, 6, 9})
             for (std::size_t k = 1; k <= 5; ++k)
                 for (std::size_t s = 1; s <= 4; ++s)
@@ -151,7 +151,7 @@ DISTDL_CHECK(halo_sweep_3d_sampled, world_size == 12) { sampled_sweep(world, 3, 
 // wide or dilated kernels whose halos reach past several neighbours.
 DISTDL_CHECK(halo_wide_halos_whole_world, world_size >= 1) {
     const std::size_t W = static_cast<std::size_t>(world->size());
-    const cartesian_partition P_x = make_partition(world, rank_range(0, world->size()), {W});
+    const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, world->size()), {W});
     std::uint64_t seed = 0;
     for (std::size_t n : {W > 1 ? W - 1 : 1, W + 3, 2 * W + 1})
         for (const kernel_geometry& g :
@@ -166,7 +166,7 @@ DISTDL_CHECK(halo_conv_layout_3d, world_size >= 4) {
     const cartesian_partition P_x = make_partition(world, {3, 2, 1, 0}, {1, 1, 4});
     run_halo<double>(world, P_x, {2, 3, 10}, kernel_geometry{{1, 1, 3}, {1, 1, 1}, {0, 0, 1}, {1, 1, 1}}, 1);
     run_halo<float>(world, P_x, {2, 3, 10}, kernel_geometry{{1, 1, 5}, {1, 1, 2}, {0, 0, 2}, {1, 1, 2}}, 2);
-    const cartesian_partition P_2d = make_partition(world, rank_range(0, 4), {1, 1, 2, 2});
+    const cartesian_partition P_2d = make_partition(world, consecutive_ranks(0, 4), {1, 1, 2, 2});
     run_halo<double>(world, P_2d, {1, 2, 7, 6},
                      kernel_geometry{{1, 1, 3, 4}, {1, 1, 2, 1}, {0, 0, 1, 2}, {1, 1, 1, 2}}, 3);
 }
@@ -174,7 +174,7 @@ DISTDL_CHECK(halo_conv_layout_3d, world_size >= 4) {
 // The trivial kernel (k 1, stride 1, no padding) needs exactly the owned piece: no messages.
 DISTDL_CHECK(halo_trivial_kernel_moves_nothing, world_size >= 1) {
     const std::size_t W = static_cast<std::size_t>(world->size());
-    const cartesian_partition P_x = make_partition(world, rank_range(0, world->size()), {W, 1});
+    const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, world->size()), {W, 1});
     const shape_t global{2 * W + 1, 3};
     halo_exchange<double> H(P_x, global, kernel_geometry{{1, 1}, {1, 1}, {0, 0}, {1, 1}});
     const tensor<double> x = ref::split(index_tensor<double>(global), P_x.shape())[static_cast<std::size_t>(P_x.rank())];
@@ -194,7 +194,7 @@ DISTDL_CHECK(halo_trivial_kernel_moves_nothing, world_size >= 1) {
 
 DISTDL_CHECK(halo_rejects_bad_geometry, world_size >= 1) {
     const std::size_t W = static_cast<std::size_t>(world->size());
-    const cartesian_partition P_x = make_partition(world, rank_range(0, world->size()), {1, W});
+    const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, world->size()), {1, W});
     const kernel_geometry ok{{1, 3}, {1, 1}, {0, 1}, {1, 1}};
     DCHECK_THROWS(halo_exchange<double>(P_x, {4, 5, 6}, ok), partition_error, "dimensions differ (2 vs 3)");
     DCHECK_THROWS(halo_exchange<double>(P_x, {4, 5}, (kernel_geometry{{3}, {1, 1}, {0, 1}, {1, 1}})),

@@ -1,13 +1,14 @@
 #pragma once
 // Generic helpers for the checks of the data-movement primitives (any primitive, any
 // transport): partitions from world ranks, tensors whose every element is distinct, bit-exact
-// comparison, dot products reduced over the world in rank order, and the adjoint test.
+// comparison, and the adjoint test with dot products reduced over the world in rank order
+// (random data and the dot-product terms are verify/'s, shared with distdl-verify).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <numeric>
-#include <random>
+#include <string>
 #include <vector>
 
 #include "core/communicator.hpp"
@@ -15,6 +16,8 @@
 #include "core/partition.hpp"
 #include "core/tensor.hpp"
 #include "tests/common/checks.hpp"
+#include "verify/checks.hpp"
+#include "verify/random.hpp"
 
 namespace distdl::testing {
 
@@ -41,15 +44,8 @@ tensor<T> indexed_tensor(const shape_t& shape, std::size_t tag) {
     return t;
 }
 
-// Uniform values in [-1, 1) from a fixed seed (own conversion: same bits on every platform).
-template <class T>
-tensor<T> random_tensor(const shape_t& shape, std::uint64_t seed) {
-    std::mt19937_64 gen(seed * 0x9E3779B97F4A7C15ULL + 12345);
-    tensor<T> t(shape);
-    for (std::size_t i = 0; i < t.size(); ++i)
-        t.data()[i] = static_cast<T>(static_cast<double>(gen() >> 11) * 0x1.0p-52 - 1.0);
-    return t;
-}
+// Seeded test data: values uniform in [-1, 1), multiples of 2^-23 (exact in float).
+using verify::random_tensor;
 
 // Same shape and the same bits.
 template <class T>
@@ -57,55 +53,55 @@ bool same_bits(const tensor<T>& a, const tensor<T>& b) {
     return shape_of(a) == shape_of(b) && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
-// <a, b> in double; pieces of zero volume contribute nothing whatever their shapes.
-template <class T>
-double local_dot(const tensor<T>& a, const tensor<T>& b) {
-    if (a.size() == 0 && b.size() == 0) return 0.0;
-    DCHECK_EQ(shape_of(a), shape_of(b));
-    double s = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) s += static_cast<double>(a.data()[i]) * static_cast<double>(b.data()[i]);
-    return s;
-}
-
-// Element-wise sums over the world of each rank's partials, added in rank order, so every
-// rank gets the same bits on every transport.
-inline std::vector<double> world_sums(const std::shared_ptr<communicator>& world, const std::vector<double>& partials) {
-    const auto n = static_cast<std::size_t>(world->size());
-    std::vector<double> all(partials.size() * n);
-    world->all_gather(partials.data(), all.data(), partials.size(), dtype::float64);
-    std::vector<double> sums(partials.size(), 0.0);
-    for (std::size_t r = 0; r < n; ++r)
-        for (std::size_t k = 0; k < partials.size(); ++k) sums[k] += all[r * partials.size() + k];
-    return sums;
+// Each rank's dot-product terms summed over the world in rank order, so every rank gets the
+// same bits on every transport.
+inline verify::dot_terms world_total(const std::shared_ptr<communicator>& world, const verify::dot_terms& mine) {
+    const double partials[6] = {mine.fx_y, mine.x_fty, mine.fx_sq, mine.y_sq, mine.x_sq, mine.fty_sq};
+    std::vector<double> all(6 * static_cast<std::size_t>(world->size()));
+    world->all_gather(partials, all.data(), 6, dtype::float64);
+    verify::dot_terms total;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(world->size()); ++r) {
+        const double* p = all.data() + 6 * r;
+        total += verify::dot_terms{p[0], p[1], p[2], p[3], p[4], p[5]};
+    }
+    return total;
 }
 
 template <class T>
-constexpr double adjoint_tolerance() {
-    return sizeof(T) == sizeof(double) ? 1e-13 : 1e-5;
+double adjoint_tolerance() {
+    return verify::adjoint_tolerance(dtype_of<T>());
 }
 
-// Adjoint dot-product test of `op` at x (this worker's input piece): y is random with the
-// shape of F x on this worker (seeded by `seed` and the world rank, independent of x).
-// Returns |<F x, y> - <x, F* y>| / max(|F x| |y|, |x| |F* y|), the same on every rank.
+// Fails unless |<F x, y> - <x, F* y>| / max(|F x| |y|, |x| |F* y|) over the world, the same on
+// every rank, is within the tolerance of T.
 template <class T>
-double adjoint_mismatch(const std::shared_ptr<communicator>& world, module<T>& op, const tensor<T>& x,
-                        std::uint64_t seed) {
+void check_adjoint_terms(const std::shared_ptr<communicator>& world, const verify::dot_terms& mine,
+                         const std::string& what) {
+    const double error = verify::adjoint_error(world_total(world, mine));
+    if (!(error <= adjoint_tolerance<T>()))
+        DCHECK_FAIL_(what << ": adjoint test relative error " << error << " > " << adjoint_tolerance<T>());
+}
+
+// The adjoint test from every rank's pieces x, F x, y and F* y (zero-volume where a rank holds
+// nothing; the pairs must agree in shape all the same).
+template <class T>
+void check_adjoint(const std::shared_ptr<communicator>& world, const tensor<T>& x, const tensor<T>& fx,
+                   const tensor<T>& y, const tensor<T>& fty, const std::string& what) {
+    if (shape_of(fx) != shape_of(y)) DCHECK_FAIL_(what << ": F x and y differ in shape");
+    if (shape_of(x) != shape_of(fty)) DCHECK_FAIL_(what << ": x and F* y differ in shape");
+    check_adjoint_terms<T>(world, verify::dot_terms_of(x, fx, y, fty), what);
+}
+
+// The adjoint test of `op` at x (this worker's input piece): y is random with the shape of F x
+// on this worker (seeded by `seed` and the world rank, independent of x). Pieces of zero volume
+// contribute nothing whatever their shapes.
+template <class T>
+void check_adjoint(const std::shared_ptr<communicator>& world, module<T>& op, const tensor<T>& x, std::uint64_t seed) {
     const tensor<T> fx = op.forward(x);
     const tensor<T> y = random_tensor<T>(shape_of(fx), seed * 1000003 + static_cast<std::uint64_t>(world->rank()));
     const tensor<T> fty = op.adjoint(y);
-    const auto s = world_sums(world, {local_dot(fx, y), local_dot(x, fty), local_dot(fx, fx), local_dot(y, y),
-                                      local_dot(x, x), local_dot(fty, fty)});
-    const double scale = std::max(std::sqrt(s[2] * s[3]), std::sqrt(s[4] * s[5]));
-    const double diff = std::abs(s[0] - s[1]);
-    return scale > 0 ? diff / scale : diff;
-}
-
-// Runs the adjoint test and fails unless the mismatch is within the tolerance of T.
-template <class T>
-void check_adjoint(const std::shared_ptr<communicator>& world, module<T>& op, const tensor<T>& x, std::uint64_t seed) {
-    const double mismatch = adjoint_mismatch(world, op, x, seed);
-    if (!(mismatch <= adjoint_tolerance<T>()))
-        DCHECK_FAIL_("adjoint test: mismatch " << mismatch << " > " << adjoint_tolerance<T>());
+    if (x.size() != 0 || fty.size() != 0) DCHECK_EQ(shape_of(x), shape_of(fty));
+    check_adjoint_terms<T>(world, verify::dot_terms_of(x, fx, y, fty), "adjoint test");
 }
 
 }  // namespace distdl::testing

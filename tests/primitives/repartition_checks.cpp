@@ -65,18 +65,18 @@ int needs(const example& e, family f) {
 std::pair<layout, layout> layouts(const example& e, family f, int world_size) {
     const int nx = count(e.x_shape), ny = count(e.y_shape);
     switch (f) {
-        case family::overlap: return {{rank_range(0, nx), e.x_shape}, {rank_range(overlap_start(e), ny), e.y_shape}};
-        case family::disjoint: return {{rank_range(0, nx), e.x_shape}, {rank_range(nx, ny), e.y_shape}};
+        case family::overlap: return {{consecutive_ranks(0, nx), e.x_shape}, {consecutive_ranks(overlap_start(e), ny), e.y_shape}};
+        case family::disjoint: return {{consecutive_ranks(0, nx), e.x_shape}, {consecutive_ranks(nx, ny), e.y_shape}};
         case family::idle_permuted: {
             // P_x on the top ranks in descending order, P_y from rank 1 up: rank 0 is idle,
             // and both orders differ from world order.
-            std::vector<int> xr = rank_range(world_size - nx, nx);
+            std::vector<int> xr = consecutive_ranks(world_size - nx, nx);
             std::reverse(xr.begin(), xr.end());
-            std::vector<int> yr = rank_range(1, ny);
+            std::vector<int> yr = consecutive_ranks(1, ny);
             if (ny > 2) std::swap(yr.front(), yr.back());
             return {{xr, e.x_shape}, {yr, e.y_shape}};
         }
-        case family::identity: return {{rank_range(0, nx), e.x_shape}, {rank_range(0, nx), e.x_shape}};
+        case family::identity: return {{consecutive_ranks(0, nx), e.x_shape}, {consecutive_ranks(0, nx), e.x_shape}};
     }
     return {};
 }
@@ -159,7 +159,7 @@ REPARTITION_FAMILY_CHECK(repartition_2x2x2_to_1x2x3_disjoint, disjoint3, family:
 DISTDL_CHECK(repartition_scatter_gather_world, world_size >= 1) {
     const int n = world->size();
     const layout one{{0}, {1, 1}};
-    const layout all{rank_range(0, n), {1, static_cast<std::size_t>(n)}};
+    const layout all{consecutive_ranks(0, n), {1, static_cast<std::size_t>(n)}};
     const shape_t global{3, static_cast<std::size_t>(2 * n + 1)};
     run_layouts<double>(world, one, all, global, "scatter 1x1 -> 1xW");
     run_layouts<double>(world, all, one, global, "gather 1xW -> 1x1");
@@ -168,12 +168,12 @@ DISTDL_CHECK(repartition_scatter_gather_world, world_size >= 1) {
 
 // n < P: empty pieces on both sides (extent 0 too), and preserve_batch off.
 DISTDL_CHECK(repartition_small_extents, world_size >= 9) {
-    const layout x5{rank_range(0, 5), {5}};
-    const layout y3{rank_range(4, 3), {3}};
+    const layout x5{consecutive_ranks(0, 5), {5}};
+    const layout y3{consecutive_ranks(4, 3), {3}};
     run_layouts<double>(world, x5, y3, {3}, "1-D n=3 over 5 -> 3");
     run_layouts<double>(world, x5, y3, {2}, "1-D n=2 over 5 -> 3");
     run_layouts<double>(world, y3, x5, {2}, "1-D n=2 over 3 -> 5");
-    const layout x33{rank_range(0, 9), {3, 3}};
+    const layout x33{consecutive_ranks(0, 9), {3, 3}};
     const layout y22{{8, 6, 4, 2}, {2, 2}};
     run_layouts<double>(world, x33, y22, {2, 3}, "2-D 2x3 over 3x3 -> 2x2");
     run_layouts<double>(world, x33, y22, {0, 5}, "2-D 0x5 over 3x3 -> 2x2");
@@ -186,7 +186,7 @@ DISTDL_CHECK(repartition_small_extents, world_size >= 9) {
 // An identical layout moves no data: only the shape exchange (labelled apart) talks.
 DISTDL_CHECK(repartition_identity_moves_no_data, world_size >= 1) {
     const int n = world->size();
-    const cartesian_partition P = make_partition(world, rank_range(0, n), {static_cast<std::size_t>(n), 1});
+    const cartesian_partition P = make_partition(world, consecutive_ranks(0, n), {static_cast<std::size_t>(n), 1});
     const shape_t global{static_cast<std::size_t>(2 * n + 3), 5};
     const tensor<double> g = index_tensor<double>(global);
     const tensor<double> x = ref::split(g, P.shape())[static_cast<std::size_t>(P.rank())];
@@ -212,8 +212,8 @@ DISTDL_CHECK(repartition_identity_moves_no_data, world_size >= 1) {
 
 DISTDL_CHECK(repartition_rejects_partition_dimensions, world_size >= 1) {
     const int n = world->size();
-    const cartesian_partition P_x = make_partition(world, rank_range(0, n), {static_cast<std::size_t>(n)});
-    const cartesian_partition P_y = make_partition(world, rank_range(0, n), {1, static_cast<std::size_t>(n)});
+    const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, n), {static_cast<std::size_t>(n)});
+    const cartesian_partition P_y = make_partition(world, consecutive_ranks(0, n), {1, static_cast<std::size_t>(n)});
     DCHECK_THROWS(repartition<double>(P_x, P_y), partition_error, "differ in dimension (1 vs 2)");
     DCHECK_THROWS(repartition<float>(P_y, P_x), partition_error, "P_x shape [1," + std::to_string(n) + "]");
 }
@@ -242,7 +242,7 @@ DISTDL_CHECK(repartition_rejects_splitting_extent_one, world_size >= 3) {
 }
 
 DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile, world_size >= 4) {
-    const cartesian_partition P_x = make_partition(world, rank_range(0, 4), {2, 2});
+    const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, 4), {2, 2});
     const cartesian_partition P_y = make_partition(world, {world->size() - 1}, {1, 1});
     repartition<double> R(P_x, P_y);
     // Workers 0 and 1 share row 0 of the grid but disagree on its height.

@@ -2,7 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "reference/conv.hpp"
-#include "tests/reference/dot_test_util.hpp"
+#include "verify/checks.hpp"
+#include "verify/random.hpp"
 
 using namespace distdl;
 using distdl::ref::conv_geometry;
@@ -104,22 +105,22 @@ TEST(ref_conv, dot_product_tests_1d_2d_3d) {
     };
     std::uint64_t seed = 1;
     for (const auto& p : problems) {
-        const auto x = test::random_tensor<double>(p.x, seed++);
-        const auto w = test::random_tensor<double>(p.w, seed++);
-        const auto b = test::random_tensor<double>({p.w[0]}, seed++);
+        const auto x = verify::random_tensor<double>(p.x, seed++);
+        const auto w = verify::random_tensor<double>(p.w, seed++);
+        const auto b = verify::random_tensor<double>({p.w[0]}, seed++);
         const auto y_shape = ref::conv_output_shape(p.x, p.w, p.g);
-        const auto dy = test::random_tensor<double>(y_shape, seed++);
+        const auto dy = verify::random_tensor<double>(y_shape, seed++);
         // input: F x = conv(x; w)
-        EXPECT_LT(test::adjoint_mismatch(x, ref::conv_forward(x, w, nullptr, p.g), dy,
+        EXPECT_LT(verify::adjoint_error(x, ref::conv_forward(x, w, nullptr, p.g), dy,
                                          ref::conv_adjoint_input(dy, w, p.x, p.g)),
                   1e-13);
         // weight: F w = conv(x; w)
-        EXPECT_LT(test::adjoint_mismatch(w, ref::conv_forward(x, w, nullptr, p.g), dy,
+        EXPECT_LT(verify::adjoint_error(w, ref::conv_forward(x, w, nullptr, p.g), dy,
                                          ref::conv_adjoint_weight(x, dy, p.w, p.g)),
                   1e-13);
         // bias, linearised with x = 0: F b = conv(0; w) + b
         const tensor<double> zero = xt::zeros<double>(p.x);
-        EXPECT_LT(test::adjoint_mismatch(b, ref::conv_forward(zero, w, &b, p.g), dy, ref::conv_adjoint_bias(dy)),
+        EXPECT_LT(verify::adjoint_error(b, ref::conv_forward(zero, w, &b, p.g), dy, ref::conv_adjoint_bias(dy)),
                   1e-13);
     }
 }

@@ -7,6 +7,8 @@
 
 #include "core/error.hpp"
 #include "reference/linear.hpp"
+#include "verify/checks.hpp"
+#include "verify/random.hpp"
 
 namespace {
 
@@ -91,20 +93,8 @@ TYPED_TEST(reference_linear, shape_errors_name_the_shapes) {
     EXPECT_THROW(distdl::ref::linear_adjoint_weight(tensor<T>(shape_t{3, 4}), x), distdl::invalid_argument);
 }
 
-double dot(const tensor<double>& a, const tensor<double>& b) {
-    EXPECT_EQ(a.size(), b.size());
-    double s = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) s += a.data()[i] * b.data()[i];
-    return s;
-}
-
-double norm(const tensor<double>& a) { return std::sqrt(dot(a, a)); }
-
 tensor<double> random_matrix(const shape_t& shape, std::mt19937_64& gen) {
-    std::uniform_real_distribution<double> u(-1, 1);
-    tensor<double> t(shape);
-    for (auto& v : t) v = u(gen);
-    return t;
+    return distdl::verify::random_tensor<double>(shape, gen());
 }
 
 // <F a, dy> = <a, F* dy> for F with respect to x, W and b (the others fixed; b = 0 or x = 0).
@@ -117,18 +107,17 @@ TEST(reference_linear_adjoint, dot_product_tests) {
         const auto b = random_matrix({1, out}, gen);
         const tensor<double> b_vec = xt::flatten(b);
 
-        auto check = [](double lhs, double rhs, double scale) { EXPECT_LE(std::abs(lhs - rhs) / scale, 1e-14); };
         const auto Fx = distdl::ref::linear(x, W);
         const auto Fty = distdl::ref::linear_adjoint_input(dy, W);
-        check(dot(Fx, dy), dot(x, Fty), std::max(norm(Fx) * norm(dy), norm(x) * norm(Fty)));
+        EXPECT_LE(distdl::verify::adjoint_error(x, Fx, dy, Fty), 1e-14);
 
         const auto dW = distdl::ref::linear_adjoint_weight(dy, x);
-        check(dot(Fx, dy), dot(W, dW), std::max(norm(Fx) * norm(dy), norm(W) * norm(dW)));
+        EXPECT_LE(distdl::verify::adjoint_error(W, Fx, dy, dW), 1e-14);
 
         const tensor<double> zero_x = xt::zeros<double>(shape_t{batch, in});
         const auto Fb = distdl::ref::linear(zero_x, W, b_vec);
         const auto db = distdl::ref::linear_adjoint_bias(dy);
-        check(dot(Fb, dy), dot(b_vec, db), std::max(norm(Fb) * norm(dy), norm(b_vec) * norm(db)));
+        EXPECT_LE(distdl::verify::adjoint_error(b_vec, Fb, dy, db), 1e-14);
     }
 }
 

@@ -4,7 +4,8 @@
 #include <limits>
 
 #include "reference/pool.hpp"
-#include "tests/reference/dot_test_util.hpp"
+#include "verify/checks.hpp"
+#include "verify/random.hpp"
 
 using namespace distdl;
 using distdl::ref::pool_geometry;
@@ -93,17 +94,17 @@ TEST(ref_pool, dot_product_tests) {
     };
     std::uint64_t seed = 7;
     for (const auto& [x_shape, g] : problems) {
-        const auto x = test::random_tensor<double>(x_shape, seed++);
-        const auto dy = test::random_tensor<double>(ref::pool_output_shape(x_shape, g), seed++);
+        const auto x = verify::random_tensor<double>(x_shape, seed++);
+        const auto dy = verify::random_tensor<double>(ref::pool_output_shape(x_shape, g), seed++);
         // Max pooling is linear on the piece containing x (it selects x at fixed positions), so
         // its derivative at x applied to x is max_pool(x) itself.
-        EXPECT_LT(test::adjoint_mismatch(x, ref::max_pool(x, g), dy, ref::max_pool_adjoint(x, dy, g)), 1e-13);
+        EXPECT_LT(verify::adjoint_error(x, ref::max_pool(x, g), dy, ref::max_pool_adjoint(x, dy, g)), 1e-13);
         pool_geometry avg = g;
         avg.dilation.clear();
-        EXPECT_LT(test::adjoint_mismatch(x, ref::avg_pool(x, avg),
-                                         test::random_tensor<double>(ref::pool_output_shape(x_shape, avg), 99),
+        EXPECT_LT(verify::adjoint_error(x, ref::avg_pool(x, avg),
+                                         verify::random_tensor<double>(ref::pool_output_shape(x_shape, avg), 99),
                                          ref::avg_pool_adjoint(
-                                             test::random_tensor<double>(ref::pool_output_shape(x_shape, avg), 99),
+                                             verify::random_tensor<double>(ref::pool_output_shape(x_shape, avg), 99),
                                              x_shape, avg)),
                   1e-13);
     }
