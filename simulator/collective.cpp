@@ -1,6 +1,7 @@
 #include "simulator/collective.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 
@@ -141,6 +142,89 @@ void execute(const std::vector<std::optional<collective_call>>& calls) {
             break;
         }
         case collective_op::barrier: break;
+    }
+}
+
+namespace {
+
+// Below this the members' threads would cost more than they save.
+constexpr std::size_t parallel_threshold_bytes = 64 * 1024;
+// The overlap check is quadratic in the members; larger teams take the serial path.
+constexpr std::size_t parallel_max_members = 64;
+
+bool overlap(const void* a, const void* b, std::size_t n) {
+    const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+    return x < y + n && y < x + n;
+}
+
+// Where member r writes, or null.
+const void* destination(const collective_call& first, const collective_call& call, std::size_t r) {
+    switch (first.op) {
+        case collective_op::broadcast: return static_cast<int>(r) == first.root ? nullptr : call.recv;
+        case collective_op::reduce_sum: return static_cast<int>(r) == first.root ? call.recv : nullptr;
+        case collective_op::all_reduce_sum: return call.recv;
+        default: return nullptr;
+    }
+}
+
+// What member r contributes, or null.
+const void* source(const collective_call& first, const collective_call& call, std::size_t r) {
+    if (first.op == collective_op::broadcast) return static_cast<int>(r) == first.root ? call.send : nullptr;
+    return call.send;
+}
+
+}  // namespace
+
+bool shares_in_parallel(const std::vector<std::optional<collective_call>>& calls) {
+    const auto& first = *calls.front();
+    const std::size_t n = calls.size();
+    const bool sum = first.op == collective_op::reduce_sum || first.op == collective_op::all_reduce_sum;
+    if (first.op != collective_op::broadcast && !sum) return false;
+    if (sum && first.type == dtype::byte) return false;  // not summable: execute() reports it
+    const std::size_t block = first.count * size_of(first.type);
+    if (block < parallel_threshold_bytes || n > parallel_max_members) return false;
+    for (std::size_t r = 0; r < n; ++r) {
+        const void* dst = destination(first, *calls[r], r);
+        if (dst == nullptr) continue;
+        for (std::size_t q = 0; q < n; ++q) {
+            const void* src = source(first, *calls[q], q);
+            // A member's own in-place buffer is fine: only the member owning a slice reads
+            // and then writes it (execute_share), never another member.
+            if (src != nullptr && overlap(dst, src, block) && !(q == r && src == dst && sum)) return false;
+            const void* other = q == r ? nullptr : destination(first, *calls[q], q);
+            if (other != nullptr && overlap(dst, other, block)) return false;
+        }
+    }
+    return true;
+}
+
+void execute_share(const std::vector<std::optional<collective_call>>& calls, std::size_t rank) {
+    const auto& first = *calls.front();
+    const std::size_t n = calls.size();
+    const std::size_t elem = size_of(first.type);
+    if (first.op == collective_op::broadcast) {
+        if (static_cast<int>(rank) != first.root)
+            put(calls[rank]->recv, static_cast<const unsigned char*>(calls[static_cast<std::size_t>(first.root)]->send),
+                first.count * elem);
+        return;
+    }
+    // Member `rank`'s slice of the elements (balanced), folded a cache-sized chunk at a time:
+    // every source of a chunk is read before any receiver's chunk is written, so an in-place
+    // member (send == recv) still contributes its old values.
+    const std::size_t lo = first.count * rank / n, hi = first.count * (rank + 1) / n;
+    constexpr std::size_t chunk_bytes = 16 * 1024;
+    alignas(64) unsigned char sum[chunk_bytes];
+    const std::size_t chunk = chunk_bytes / elem;
+    for (std::size_t at = lo; at < hi; at += chunk) {
+        const std::size_t len = std::min(chunk, hi - at);
+        const std::size_t offset = at * elem;
+        std::memcpy(sum, static_cast<const unsigned char*>(calls[0]->send) + offset, len * elem);
+        for (std::size_t r = 1; r < n; ++r)
+            add_into(sum, static_cast<const unsigned char*>(calls[r]->send) + offset, len, first.type);
+        for (std::size_t r = 0; r < n; ++r) {
+            if (first.op == collective_op::reduce_sum && static_cast<int>(r) != first.root) continue;
+            std::memcpy(static_cast<unsigned char*>(calls[r]->recv) + offset, sum, len * elem);
+        }
     }
 }
 

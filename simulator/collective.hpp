@@ -1,7 +1,9 @@
 #pragma once
 // One rank's call of a collective, and the rendezvous where the members of a communicator
 // meet for their n-th collective. The last member to arrive checks that all calls agree and
-// moves the data for everyone while the others are still blocked (so their buffers are stable).
+// either moves the data for everyone while the others are still blocked (so their buffers are
+// stable), or, for large broadcasts and sums, lets every member move its own share and keeps
+// them all in the collective until every share is done.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -42,12 +44,26 @@ std::vector<std::string> count_mismatches(const std::vector<std::optional<collec
 // copy of rank 0's data, so reduce_sum and all_reduce_sum are bit-identical and reproducible.
 void execute(const std::vector<std::optional<collective_call>>& calls);
 
+// True when every member can move its own share of the data itself, outside the lock and in
+// parallel with the others (execute_share): a large broadcast or sum whose destinations
+// overlap no other member's buffers (a member's own send and receive may be the same buffer).
+// Small or aliased calls go through execute() instead.
+bool shares_in_parallel(const std::vector<std::optional<collective_call>>& calls);
+
+// Member `rank`'s share of a collective for which shares_in_parallel() holds. Every member's
+// buffers must stay valid until every share is done. Broadcast: a non-root copies the root's
+// data straight into its buffer. Sums: member k folds its slice of the elements in rank order
+// (bit-identical to execute()) and writes that slice to every receiver.
+void execute_share(const std::vector<std::optional<collective_call>>& calls, std::size_t rank);
+
 struct collective_slot {
     std::vector<std::optional<collective_call>> calls;  // by rank, filled as ranks arrive
     int arrived = 0;
     int first = -1;  // the first arrival: every later call is compared with its call
     int departed = 0;
     bool done = false;
+    bool in_shares = false;   // done means "agreed": each member then moves its share (execute_share)
+    int shares_done = 0;      // members whose share is done; buffers are free once it reaches n
     std::string failure;  // non-empty once a mismatch was found
 };
 

@@ -13,15 +13,27 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "simulator/buffer_pool.hpp"
 #include "simulator/collective.hpp"
 
 namespace distdl::sim {
 
-// A buffered message: a private copy made when it was sent.
+// A message sent and not yet received. Its data is copied while it is `in_flight` (outside the
+// lock, by the sender): straight into the receive buffer when that receive was already posted
+// (`delivered`), otherwise into a pooled buffer that the receive copies from and gives back.
 struct message {
     dtype type = dtype::byte;
     std::size_t count = 0;
-    std::vector<unsigned char> data;
+    bool in_flight = false;
+    bool delivered = false;
+    message_buffer data;  // buffered messages only
+};
+
+// Where a posted receive wants its message.
+struct posted_receive {
+    void* buf = nullptr;
+    std::size_t count = 0;
+    dtype type = dtype::byte;
 };
 
 // Messages from one source to one destination with one tag. Sends are numbered in send order
@@ -31,6 +43,7 @@ struct channel {
     std::uint64_t next_send = 0;
     std::uint64_t next_recv = 0;
     std::map<std::uint64_t, message> pending;
+    std::map<std::uint64_t, posted_receive> posted;  // receives whose message was not sent yet
 };
 
 struct context_state;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <sstream>
 
 #include "simulator/errors.hpp"
@@ -14,17 +15,32 @@ namespace {
 // A checksum of a buffer's bytes: taken at isend, compared at the wait, so a send buffer
 // changed in between is caught (the simulator copied it at isend, MPI might not have).
 std::uint64_t checksum(const void* buf, std::size_t bytes) {
+    // Four independent lanes over 32-byte blocks, so the multiplications overlap and the pass
+    // runs near memory speed; each lane is a bijection of its words, so any change is caught
+    // unless lanes collide (2^-64).
     const auto* p = static_cast<const unsigned char*>(buf);
-    std::uint64_t h = 0x243f6a8885a308d3ULL ^ bytes;
+    constexpr std::uint64_t k = 0x9e3779b97f4a7c15ULL;
+    std::uint64_t h[4] = {0x243f6a8885a308d3ULL ^ bytes, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL,
+                          0x082efa98ec4e6c89ULL};
     std::size_t i = 0;
+    for (; i + 32 <= bytes; i += 32) {
+        for (int lane = 0; lane < 4; ++lane) {
+            std::uint64_t word;
+            std::memcpy(&word, p + i + 8 * static_cast<std::size_t>(lane), 8);
+            h[lane] = (h[lane] ^ word) * k;
+            h[lane] ^= h[lane] >> 29;
+        }
+    }
     for (; i + 8 <= bytes; i += 8) {
         std::uint64_t word;
         std::memcpy(&word, p + i, 8);
-        h = (h ^ word) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 29;
+        h[0] = (h[0] ^ word) * k;
+        h[0] ^= h[0] >> 29;
     }
-    for (; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
+    for (; i < bytes; ++i) h[1] = (h[1] ^ p[i]) * 0x100000001b3ULL;
+    std::uint64_t out = h[0];
+    for (int lane = 1; lane < 4; ++lane) out = (out ^ h[lane]) * k ^ ((out ^ h[lane]) >> 31);
+    return out;
 }
 
 // Every request of the simulator: knows its world, and reports itself at the end of the world
@@ -102,30 +118,60 @@ class recv_request final : public sim_request {
                  std::uint64_t number, void* buf, std::size_t count, dtype type)
         : sim_request(std::move(owner), std::move(context), dest), source_(source), tag_(tag), number_(number),
           buf_(buf), count_(count), type_(type) {}
-    ~recv_request() override { report_if_unwaited(); }
-
-    // Caller holds the world lock.
-    bool ready() const {
-        auto it = context_->channels.find({rank_, source_, tag_});
-        return it != context_->channels.end() && it->second.pending.count(number_) > 0;
+    ~recv_request() override {
+        // A sender may be copying into this receive's buffer right now: let it finish before
+        // the buffer can go away, and let no later sender start.
+        try {
+            auto held = owner_->lock();
+            auto it = context_->channels.find({rank_, source_, tag_});
+            if (it != context_->channels.end()) {
+                it->second.posted.erase(number_);
+                const auto copying = [&] {
+                    auto m = it->second.pending.find(number_);
+                    return m != it->second.pending.end() && m->second.in_flight;
+                };
+                owner_->wait_for_peers(held, context_->members[static_cast<std::size_t>(rank_)],
+                                       [&] { return !copying(); });
+            }
+        } catch (...) {
+            // Nothing more can be done in a destructor.
+        }
+        report_if_unwaited();
     }
 
-    // Copies the matched message into the buffer. Caller holds the lock; ready() holds.
-    void complete() {
+    posted_receive target() const { return {buf_, count_, type_}; }
+
+    // Caller holds the lock.
+    bool ready() const {
+        auto it = context_->channels.find({rank_, source_, tag_});
+        if (it == context_->channels.end()) return false;
+        auto m = it->second.pending.find(number_);
+        return m != it->second.pending.end() && !m->second.in_flight;
+    }
+
+    // Takes the matched message off its channel. Caller holds the lock; ready() holds.
+    message take() {
         auto it = context_->channels.find({rank_, source_, tag_});
         auto& ch = it->second;
         auto node = ch.pending.extract(number_);
-        const message& m = node.mapped();
+        message m = std::move(node.mapped());
+        // A drained channel is the same as a fresh one: drop it so the map stays small.
+        if (ch.pending.empty() && ch.next_send == ch.next_recv) context_->channels.erase(it);
         if (m.type != type_ || m.count != count_) {
             std::ostringstream out;
             out << "sim: message mismatch on " << name(*context_) << ": " << who(*context_, rank_) << " receives "
                 << count_ << " x " << to_string(type_) << " from " << who(*context_, source_) << " with tag " << tag_
                 << ", but " << who(*context_, source_) << " sent " << m.count << " x " << to_string(m.type);
+            owner_->pool().give(std::move(m.data));
             throw message_mismatch(out.str());
         }
-        if (!m.data.empty()) std::memcpy(buf_, m.data.data(), m.data.size());
-        // A drained channel is the same as a fresh one: drop it so the map stays small.
-        if (ch.pending.empty() && ch.next_send == ch.next_recv) context_->channels.erase(it);
+        return m;
+    }
+
+    // Copies a buffered message into the receive buffer (no lock needed: both are this rank's).
+    void copy_in(const message& m) const {
+        const std::size_t bytes = count_ * size_of(type_);
+        if (!m.delivered && bytes > 0) std::memcpy(buf_, m.data.bytes.get(), bytes);
     }
 
     std::string describe() const override {
@@ -158,15 +204,38 @@ sim_communicator::sim_communicator(std::shared_ptr<world> owner, std::shared_ptr
     : world_(std::move(owner)), context_(std::move(context)), rank_(rank) {}
 
 request sim_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
-    message m{type, count, std::vector<unsigned char>(count * size_of(type))};
-    if (!m.data.empty()) std::memcpy(m.data.data(), buf, m.data.size());  // the copy that makes it buffered
+    const std::size_t bytes = count * size_of(type);
     auto sent = std::make_unique<send_request>(world_, context_, rank_, dest, tag, buf, count, type);
     auto held = world_->lock();
     world_->throw_if_aborted();
+    const int dest_world = context_->members[static_cast<std::size_t>(dest)];
     auto& ch = context_->channels[{dest, rank_, tag}];
-    ch.pending.emplace(ch.next_send++, std::move(m));
-    world_->notify(context_->members[static_cast<std::size_t>(dest)]);
+    const std::uint64_t number = ch.next_send++;
+    // The copy that makes the send buffered: straight into the receive buffer when the receive
+    // is already posted and matches, else into pooled storage. It runs outside the lock, with
+    // the message marked in flight (its receive is not ready, its channel not dropped).
+    void* to = nullptr;
+    message m{type, count, true, false, {}};
+    if (auto posted = ch.posted.find(number); posted != ch.posted.end()) {
+        if (posted->second.type == type && posted->second.count == count) {
+            to = posted->second.buf;
+            m.delivered = true;
+        }
+        ch.posted.erase(posted);
+    }
+    if (!m.delivered && bytes > 0) {
+        m.data = world_->pool().take(bytes);
+        to = m.data.bytes.get();
+    }
+    message& queued = ch.pending.emplace(number, std::move(m)).first->second;
     world_->request_created();
+    if (bytes > 0) {
+        held.unlock();
+        std::memcpy(to, buf, bytes);
+        held.lock();
+    }
+    queued.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
+    world_->notify(dest_world);
     return sent;
 }
 
@@ -174,7 +243,9 @@ request sim_communicator::do_irecv(void* buf, std::size_t count, dtype type, int
     auto held = world_->lock();
     world_->throw_if_aborted();
     auto& ch = context_->channels[{rank_, source, tag}];
-    auto posted = std::make_unique<recv_request>(world_, context_, rank_, source, tag, ch.next_recv++, buf, count, type);
+    const std::uint64_t number = ch.next_recv++;
+    auto posted = std::make_unique<recv_request>(world_, context_, rank_, source, tag, number, buf, count, type);
+    if (number >= ch.next_send) ch.posted.emplace(number, posted->target());
     world_->request_created();
     return posted;
 }
@@ -203,17 +274,24 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         for (std::size_t i = 0; i < pending.size(); ++i) out += (i ? " and " : "") + pending[i]->describe();
         return out;
     };
+    std::vector<std::pair<recv_request*, message>> arrived;
     while (!pending.empty()) {
         world_->wait_until(held, world_rank(), any_ready, describe);
+        arrived.clear();
         for (auto it = pending.begin(); it != pending.end();) {
             if ((*it)->ready()) {
                 (*it)->mark_waited();
-                (*it)->complete();
+                arrived.emplace_back(*it, (*it)->take());
                 it = pending.erase(it);
             } else {
                 ++it;
             }
         }
+        // Buffered data is copied out without the lock (the receive buffers are this rank's).
+        held.unlock();
+        for (const auto& [r, m] : arrived) r->copy_in(m);
+        held.lock();
+        for (auto& entry : arrived) world_->pool().give(std::move(entry.second.data));
     }
 }
 
@@ -259,7 +337,9 @@ void sim_communicator::run_collective(collective_call call) {
                 if (problems.size() > 8) what += "; and " + std::to_string(problems.size() - 8) + " more";
                 slot.failure = mismatch(what + ")");
             } else {
-                execute(slot.calls);  // every other member is blocked here, its buffers stable
+                slot.in_shares = shares_in_parallel(slot.calls);
+                // Serial path: every other member is blocked here, its buffers stable.
+                if (!slot.in_shares) execute(slot.calls);
                 slot.done = true;
             }
         }
@@ -279,6 +359,31 @@ void sim_communicator::run_collective(collective_call call) {
                ", missing: ranks " + format_ranks(missing);
     };
     world_->wait_until(held, world_rank(), ready, describe_wait);
+
+    if (slot.failure.empty() && slot.in_shares) {
+        // Each member moves its own share outside the lock, in parallel with the others, then
+        // waits until every share is done: until then others may still read its buffers. The
+        // calls are not changed while shares are under way (only counters are), and this wait
+        // is neither a deadlock nor cut short by an abort: every member is past the rendezvous.
+        const auto& calls = slot.calls;
+        std::exception_ptr share_failure;
+        held.unlock();
+        try {
+            execute_share(calls, static_cast<std::size_t>(rank_));
+        } catch (...) {
+            share_failure = std::current_exception();
+        }
+        held.lock();
+        if (++slot.shares_done == n) {
+            for (int r = 0; r < n; ++r)
+                if (r != rank_) world_->notify(context_->members[static_cast<std::size_t>(r)]);
+        }
+        world_->wait_for_peers(held, world_rank(), [&] { return slot.shares_done == n; });
+        if (share_failure) {
+            if (++slot.departed == n) context_->collectives.erase(number);
+            std::rethrow_exception(share_failure);
+        }
+    }
 
     const std::string failure = slot.failure;
     if (++slot.departed == n) context_->collectives.erase(number);

@@ -1,8 +1,10 @@
 #pragma once
 // The simulator's communicator: one object per rank per context. Sends are buffered (the data
-// is copied at isend), receives complete in wait_all, collectives meet in a rendezvous slot
-// numbered by the communicator's own call count, sub-communicators in a creation slot of the
-// parent context keyed by the member set.
+// is copied at isend: into the receive buffer if that receive is already posted, else into
+// pooled storage), receives complete in wait_all, collectives meet in a rendezvous slot
+// numbered by the communicator's own call count (large ones then move their data in parallel,
+// each member its own share), sub-communicators in a creation slot of the parent context keyed
+// by the member set.
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -58,6 +58,11 @@ void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const
     throw aborted("sim: the world was aborted while this rank waited: " + abort_reason_);
 }
 
+void world::wait_for_peers(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready) {
+    auto& me = ranks_[static_cast<std::size_t>(world_rank)];
+    while (!ready()) me.wake.wait(lock);
+}
+
 void world::check_deadlock_locked() {
     if (aborted_ || running_ > 0 || blocked_ == 0) return;
     std::vector<std::pair<int, std::string>> states;

@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "simulator/buffer_pool.hpp"
+
 namespace distdl::sim {
 
 struct context_state;
@@ -49,6 +51,12 @@ class world {
     // sim::deadlock if this wait is part of a deadlock, sim::aborted if the world is aborted.
     void wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready,
                     const std::function<std::string()>& describe);
+    // Blocks `world_rank` until ready() holds, for waits that cannot be part of a deadlock
+    // (peers finishing work that needs no other rank) and must outlast an abort (those peers
+    // may still be reading this rank's buffers). The rank counts as running meanwhile.
+    void wait_for_peers(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready);
+    // Storage for buffered messages.
+    buffer_pool& pool() { return pool_; }
     // A request was created / was completed by wait_all.
     void request_created() { ++live_requests_; }
     void request_waited() { --live_requests_; }
@@ -89,6 +97,7 @@ class world {
     int blocked_ = 0;  // ranks inside wait_until
     int next_context_id_ = 1;  // 0 is the world communicator
     std::vector<std::shared_ptr<context_state>> contexts_;
+    buffer_pool pool_;
     std::size_t live_requests_ = 0;                           // created and neither waited on nor dropped
     std::map<std::pair<int, std::string>, std::size_t> dropped_;  // (world rank, what) -> requests never waited on
 
