@@ -75,8 +75,14 @@ partition partition::create_partition_inclusive(const std::vector<int>& ranks) c
 partition partition::create_partition_union(const partition& other) const {
     require_same_world(other, "create_partition_union");
     std::vector<int> joined = members_;
+    // Membership by world rank, in one pass (a search per member costs O(n^2) per worker).
+    std::vector<bool> present(static_cast<std::size_t>(world_->size()), false);
+    for (int m : members_) present[static_cast<std::size_t>(m)] = true;
     for (int m : other.members_)
-        if (std::find(joined.begin(), joined.end(), m) == joined.end()) joined.push_back(m);
+        if (!present[static_cast<std::size_t>(m)]) {
+            present[static_cast<std::size_t>(m)] = true;
+            joined.push_back(m);
+        }
     partition p(world_, joined, shape_t{joined.size()});
     if (joined == members_) p.comm_ = comm_;
     else p.connect();

@@ -232,7 +232,11 @@ repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_part
     state_ = std::make_unique<state>(P_x, P_y, options);
     auto& st = *state_;
     const auto& union_members = st.P_union.members();
-    for (int w : P_y.members()) st.y_to_union.push_back(index_of(union_members, w));
+    // Union position of every world rank, in one pass (a search per member costs O(n^2) per worker).
+    std::vector<int> union_position(static_cast<std::size_t>(P_x.world_comm()->size()), -1);
+    for (std::size_t i = 0; i < union_members.size(); ++i)
+        union_position[static_cast<std::size_t>(union_members[i])] = static_cast<int>(i);
+    for (int w : P_y.members()) st.y_to_union.push_back(union_position[static_cast<std::size_t>(w)]);
     if (st.P_union.active()) {
         const int world_rank = union_members[static_cast<std::size_t>(st.P_union.rank())];
         st.x_rank = index_of(P_x.members(), world_rank);
