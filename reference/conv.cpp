@@ -1,5 +1,6 @@
 #include "reference/conv.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "core/error.hpp"
@@ -55,9 +56,30 @@ shape_t conv_output_shape(const shape_t& x_shape, const shape_t& w_shape, const 
     return output_shape(x_shape, resolve(x_shape, w_shape, g));
 }
 
-// The loop nests below all enumerate the same terms
+// Every term of the convolution sum, in one fixed order:
 //   (n, co, j0, j1, j2, ci, t0, t1, t2) with padded input index i_e = s_e·j_e + d_e·t_e,
-// skipping terms whose input index falls into the zero padding.
+// skipping terms whose input index falls into the zero padding. `term(n, co, ci, j, t, i)`
+// sees the output index j, the kernel tap t and the unpadded input index i. Forward and both
+// adjoints are this one enumeration with a different body, so they cannot disagree on a term.
+template <class Term>
+void for_each_term(const conv_problem& c, Term&& term) {
+    using index3 = std::array<std::size_t, 3>;
+    for (std::size_t n = 0; n < c.N; ++n)
+        for (std::size_t co = 0; co < c.C_out; ++co)
+            for (std::size_t j0 = 0; j0 < c.m[0]; ++j0)
+                for (std::size_t j1 = 0; j1 < c.m[1]; ++j1)
+                    for (std::size_t j2 = 0; j2 < c.m[2]; ++j2)
+                        for (std::size_t ci = 0; ci < c.C_in; ++ci)
+                            for (std::size_t t0 = 0; t0 < c.k[0]; ++t0)
+                                for (std::size_t t1 = 0; t1 < c.k[1]; ++t1)
+                                    for (std::size_t t2 = 0; t2 < c.k[2]; ++t2) {
+                                        index3 i;
+                                        if (unpadded_index(c.s[0] * j0 + c.d[0] * t0, c.p[0], c.L[0], i[0]) &&
+                                            unpadded_index(c.s[1] * j1 + c.d[1] * t1, c.p[1], c.L[1], i[1]) &&
+                                            unpadded_index(c.s[2] * j2 + c.d[2] * t2, c.p[2], c.L[2], i[2]))
+                                            term(n, co, ci, index3{j0, j1, j2}, index3{t0, t1, t2}, i);
+                                    }
+}
 
 template <class T>
 tensor<T> conv_forward(const tensor<T>& x_in, const tensor<T>& w_in, const std::type_identity_t<tensor<T>>* b,
@@ -66,27 +88,19 @@ tensor<T> conv_forward(const tensor<T>& x_in, const tensor<T>& w_in, const std::
     if (b) DISTDL_REQUIRE(b->dimension() == 1 && b->size() == c.C_out,
                           "ref::conv: bias shape " << format_list(b->shape()) << ", expected [" << c.C_out << "]");
     const tensor<T> x = lifted(x_in), w = lifted(w_in);
-    tensor<T> y(shape_t{c.N, c.C_out, c.m[0], c.m[1], c.m[2]});
-    for (std::size_t n = 0; n < c.N; ++n)
-        for (std::size_t co = 0; co < c.C_out; ++co)
-            for (std::size_t j0 = 0; j0 < c.m[0]; ++j0)
-                for (std::size_t j1 = 0; j1 < c.m[1]; ++j1)
-                    for (std::size_t j2 = 0; j2 < c.m[2]; ++j2) {
-                        double sum = b ? double((*b)(co)) : 0.0;
-                        for (std::size_t ci = 0; ci < c.C_in; ++ci)
-                            for (std::size_t t0 = 0; t0 < c.k[0]; ++t0)
-                                for (std::size_t t1 = 0; t1 < c.k[1]; ++t1)
-                                    for (std::size_t t2 = 0; t2 < c.k[2]; ++t2) {
-                                        std::size_t i0, i1, i2;
-                                        if (unpadded_index(c.s[0] * j0 + c.d[0] * t0, c.p[0], c.L[0], i0) &&
-                                            unpadded_index(c.s[1] * j1 + c.d[1] * t1, c.p[1], c.L[1], i1) &&
-                                            unpadded_index(c.s[2] * j2 + c.d[2] * t2, c.p[2], c.L[2], i2))
-                                            sum += double(w(co, ci, t0, t1, t2)) * double(x(n, ci, i0, i1, i2));
-                                    }
-                        y(n, co, j0, j1, j2) = T(sum);
-                    }
-    y.reshape(output_shape(shape_of(x_in), c));
-    return y;
+    // Each output starts at its bias and adds its terms in order, in double.
+    tensor<double> y = xt::zeros<double>(shape_t{c.N, c.C_out, c.m[0], c.m[1], c.m[2]});
+    const std::size_t plane = c.m[0] * c.m[1] * c.m[2];
+    if (b)
+        for (std::size_t n = 0; n < c.N; ++n)
+            for (std::size_t co = 0; co < c.C_out; ++co)
+                std::fill_n(y.data() + (n * c.C_out + co) * plane, plane, double((*b)(co)));
+    for_each_term(c, [&](std::size_t n, std::size_t co, std::size_t ci, const auto& j, const auto& t, const auto& i) {
+        y(n, co, j[0], j[1], j[2]) += double(w(co, ci, t[0], t[1], t[2])) * double(x(n, ci, i[0], i[1], i[2]));
+    });
+    tensor<T> out = xt::cast<T>(y);
+    out.reshape(output_shape(shape_of(x_in), c));
+    return out;
 }
 
 template <class T>
@@ -98,22 +112,9 @@ tensor<T> conv_adjoint_input(const tensor<T>& dy_in, const tensor<T>& w_in, cons
                                                                << format_list(output_shape(x_shape, c)));
     const tensor<T> dy = lifted(dy_in), w = lifted(w_in);
     tensor<double> dx = xt::zeros<double>(lift_shape5(x_shape));
-    for (std::size_t n = 0; n < c.N; ++n)
-        for (std::size_t co = 0; co < c.C_out; ++co)
-            for (std::size_t j0 = 0; j0 < c.m[0]; ++j0)
-                for (std::size_t j1 = 0; j1 < c.m[1]; ++j1)
-                    for (std::size_t j2 = 0; j2 < c.m[2]; ++j2)
-                        for (std::size_t ci = 0; ci < c.C_in; ++ci)
-                            for (std::size_t t0 = 0; t0 < c.k[0]; ++t0)
-                                for (std::size_t t1 = 0; t1 < c.k[1]; ++t1)
-                                    for (std::size_t t2 = 0; t2 < c.k[2]; ++t2) {
-                                        std::size_t i0, i1, i2;
-                                        if (unpadded_index(c.s[0] * j0 + c.d[0] * t0, c.p[0], c.L[0], i0) &&
-                                            unpadded_index(c.s[1] * j1 + c.d[1] * t1, c.p[1], c.L[1], i1) &&
-                                            unpadded_index(c.s[2] * j2 + c.d[2] * t2, c.p[2], c.L[2], i2))
-                                            dx(n, ci, i0, i1, i2) +=
-                                                double(w(co, ci, t0, t1, t2)) * double(dy(n, co, j0, j1, j2));
-                                    }
+    for_each_term(c, [&](std::size_t n, std::size_t co, std::size_t ci, const auto& j, const auto& t, const auto& i) {
+        dx(n, ci, i[0], i[1], i[2]) += double(w(co, ci, t[0], t[1], t[2])) * double(dy(n, co, j[0], j[1], j[2]));
+    });
     tensor<T> out = xt::cast<T>(dx);
     out.reshape(x_shape);
     return out;
@@ -128,22 +129,9 @@ tensor<T> conv_adjoint_weight(const tensor<T>& x_in, const tensor<T>& dy_in, con
                                                                << format_list(output_shape(shape_of(x_in), c)));
     const tensor<T> dy = lifted(dy_in), x = lifted(x_in);
     tensor<double> dw = xt::zeros<double>(lift_shape5(w_shape));
-    for (std::size_t n = 0; n < c.N; ++n)
-        for (std::size_t co = 0; co < c.C_out; ++co)
-            for (std::size_t j0 = 0; j0 < c.m[0]; ++j0)
-                for (std::size_t j1 = 0; j1 < c.m[1]; ++j1)
-                    for (std::size_t j2 = 0; j2 < c.m[2]; ++j2)
-                        for (std::size_t ci = 0; ci < c.C_in; ++ci)
-                            for (std::size_t t0 = 0; t0 < c.k[0]; ++t0)
-                                for (std::size_t t1 = 0; t1 < c.k[1]; ++t1)
-                                    for (std::size_t t2 = 0; t2 < c.k[2]; ++t2) {
-                                        std::size_t i0, i1, i2;
-                                        if (unpadded_index(c.s[0] * j0 + c.d[0] * t0, c.p[0], c.L[0], i0) &&
-                                            unpadded_index(c.s[1] * j1 + c.d[1] * t1, c.p[1], c.L[1], i1) &&
-                                            unpadded_index(c.s[2] * j2 + c.d[2] * t2, c.p[2], c.L[2], i2))
-                                            dw(co, ci, t0, t1, t2) +=
-                                                double(x(n, ci, i0, i1, i2)) * double(dy(n, co, j0, j1, j2));
-                                    }
+    for_each_term(c, [&](std::size_t n, std::size_t co, std::size_t ci, const auto& j, const auto& t, const auto& i) {
+        dw(co, ci, t[0], t[1], t[2]) += double(x(n, ci, i[0], i[1], i[2])) * double(dy(n, co, j[0], j[1], j[2]));
+    });
     tensor<T> out = xt::cast<T>(dw);
     out.reshape(w_shape);
     return out;
