@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/detail/dtype_agreement.hpp"
+#include "core/detail/dtype_code.hpp"
 #include "core/error.hpp"
 
 namespace distdl::detail {

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/detail/call_status.hpp"
-#include "core/detail/dtype_agreement.hpp"
+#include "core/detail/dtype_code.hpp"
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
 
