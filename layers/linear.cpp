@@ -8,6 +8,7 @@
 #include "core/decomposition.hpp"
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
+#include "layers/initial_values.hpp"
 
 namespace distdl {
 
@@ -15,24 +16,11 @@ namespace {
 
 using kernels::transpose;
 
-// SplitMix64 finaliser: a well-mixed 64-bit value from any input (counter-based, so the
-// value of one element needs no other).
-std::uint64_t mix(std::uint64_t v) {
-    v += 0x9e3779b97f4a7c15ull;
-    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ull;
-    v = (v ^ (v >> 27)) * 0x94d049bb133111ebull;
-    return v ^ (v >> 31);
-}
-
 enum class which : std::uint64_t { weight = 1, bias = 2 };
 
-// Initial value of global element `index` of the weight or the bias.
+// Initial value of global element `index` of the weight or the bias (layers/initial_values.hpp).
 double initial_value(std::uint64_t seed, which tensor_id, std::uint64_t index, std::size_t in_features) {
-    const std::uint64_t h = mix(mix(mix(seed) ^ static_cast<std::uint64_t>(tensor_id)) + index);
-    const auto bits = static_cast<std::int64_t>(h >> 40);                    // 24 bits
-    const double u = static_cast<double>(bits - (1 << 23)) / (1 << 23);     // [-1, 1), exact in float
-    const double bound = in_features == 0 ? 0.0 : 1.0 / std::sqrt(static_cast<double>(in_features));
-    return u * bound;
+    return initial_parameter_value(seed, static_cast<std::uint64_t>(tensor_id), index, in_features);
 }
 
 // Reshapes only when the shape changes, so steady-state calls reuse the storage.

@@ -1,0 +1,604 @@
+#include "layers/conv_general.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <sstream>
+
+#include "core/broadcast.hpp"
+#include "core/decomposition.hpp"
+#include "core/detail/argument_agreement.hpp"
+#include "core/detail/call_status.hpp"
+#include "core/detail/output.hpp"
+#include "core/error.hpp"
+#include "core/halo_exchange.hpp"
+#include "core/sum_reduce.hpp"
+#include "kernels/convolution.hpp"
+#include "layers/conv_initial.hpp"
+
+namespace distdl {
+
+namespace {
+
+// Largest tensor rank (3 spatial dimensions) plus one word for the rank itself.
+constexpr std::size_t shape_record_words = 6;
+using shape_record = std::array<std::uint64_t, shape_record_words>;
+
+shape_record record_of(const shape_t& shape) {
+    shape_record r{};
+    r[0] = shape.size();
+    for (std::size_t d = 0; d < shape.size() && d + 1 < shape_record_words; ++d) r[d + 1] = shape[d];
+    return r;
+}
+
+std::string describe(const shape_record& r) {
+    if (r[0] + 1 > shape_record_words) return "of rank " + std::to_string(r[0]);
+    return format_list(std::vector<std::uint64_t>(r.begin() + 1, r.begin() + 1 + static_cast<std::ptrdiff_t>(r[0])));
+}
+
+// The workers of `p` at the given partition ranks, as a grid of `shape`; the same team (no new
+// communicator) when the order is p's own.
+cartesian_partition regrid(const cartesian_partition& p, const std::vector<int>& ranks, const shape_t& shape) {
+    bool same_order = ranks.size() == static_cast<std::size_t>(p.size());
+    for (std::size_t i = 0; same_order && i < ranks.size(); ++i) same_order = ranks[i] == static_cast<int>(i);
+    if (same_order) return p.create_cartesian_topology_partition(shape);
+    return p.create_partition_inclusive(ranks).create_cartesian_topology_partition(shape);
+}
+
+template <class T>
+void append(std::vector<T>& out, const tensor<T>& t) {
+    out.insert(out.end(), t.data(), t.data() + t.size());
+}
+
+}  // namespace
+
+template <class T>
+struct general_conv<T>::state {
+    conv_kind kind;
+    std::string layer;
+    conv_spec spec;
+    std::size_t dims = 0;
+    cartesian_partition P_x, P_y, P_w;
+    std::optional<cartesian_partition> P_x_team;  // P_x over its own communicator (P_x workers)
+    std::vector<bool> halo_dim;                   // per spatial dimension: split, so exchanged
+    bool any_halo = false;
+    bool x_identity = false, y_identity = false, param_identity = false;
+    bool check_dy_on_P_y = false;  // P_y agrees on dy (else the halo's adjoint carries a refusal)
+
+    std::unique_ptr<broadcast<T>> share_params;  // owners -> P_w
+    std::unique_ptr<broadcast<T>> share_x;       // P_x -> P_w (along P_co)
+    std::unique_ptr<sum_reduce<T>> reduce_y;     // P_w (ordered ci, co, j) -> P_y
+    std::unique_ptr<halo_exchange<T>> halo;      // P_x workers; built for the agreed global shape
+    std::unique_ptr<kernels::convolution<T>> kernel;  // P_w workers
+
+    // Layout learnt from the pieces (P_x workers).
+    bool planned = false;
+    shape_t global_x_shape, own_x_shape;
+
+    // This worker's blocks (P_w workers).
+    std::size_t out_block = 0, in_block = 0;
+    bool owns_weight = false, owns_bias = false, uses_bias = false;
+    parameter<T> weight, bias;
+
+    // Reused between calls.
+    tensor<T> x_hat;          // P_x: the window (kept for the weight gradient when P_x is P_w)
+    tensor<T> x_piece;        // P_w: the broadcast window
+    tensor<T> y_partial;      // P_w: the contribution
+    tensor<T> w_use, b_use;   // P_w: the broadcast parameters
+    tensor<T> packed, packed_in;  // weight and bias (or their gradients) in one flat tensor
+    tensor<T> dy_piece, dx_partial, dx_hat;
+    tensor<T> dw_partial, db_partial;
+    tensor<T> empty{shape_t{0}}, marker{shape_t{0}};
+    std::vector<T> pack_buffer;
+    bool forward_done = false;
+    shape_t y_shape;  // P_y: output shape of the last forward
+
+    state(conv_kind k, std::string name, conv_spec s, const cartesian_partition& px, const cartesian_partition& py,
+          const cartesian_partition& pw)
+        : kind(k), layer(std::move(name)), spec(std::move(s)), dims(spec.spatial_dims), P_x(px), P_y(py), P_w(pw) {}
+
+    bool is_marker(const tensor<T>& t) const { return t.dimension() != dims + 2; }
+
+    void build(const cartesian_partition& px, const cartesian_partition& py, const cartesian_partition& pw);
+    std::string agree_on_layout(const tensor<T>& x);
+    std::string prepare_window(const tensor<T>& x);
+    shape_t empty_batch_window() const;
+    shape_t local_output_shape(const tensor<T>& xin) const;
+    void local_forward(const tensor<T>& xin, tensor<T>& out);
+    void local_backward(const tensor<T>& xin, const tensor<T>& dy);
+    void pack(const tensor<T>& a, const tensor<T>* b);
+    void unpack(const tensor<T>& flat, tensor<T>& a, tensor<T>* b) const;
+};
+
+template <class T>
+void general_conv<T>::state::build(const cartesian_partition& px, const cartesian_partition& py,
+                                   const cartesian_partition& pw) {
+    const shape_t& w_grid = pw.shape();  // P_co x P_ci x P_1..P_D
+    const std::size_t P_co = w_grid[0], P_ci = w_grid[1];
+    halo_dim.assign(dims, false);
+    for (std::size_t e = 0; e < dims; ++e) {
+        halo_dim[e] = px.shape()[2 + e] > 1;
+        any_halo = any_halo || halo_dim[e];
+    }
+    param_identity = !any_halo;
+    x_identity = px == pw;
+    if (px.active()) P_x_team.emplace(partition::world(px.comm()).create_cartesian_topology_partition(px.shape()));
+
+    // P_w ordered (ci, co, j): its reduction into P_y sums along P_ci.
+    shape_t by_input = w_grid;
+    std::swap(by_input[0], by_input[1]);
+    std::vector<int> order;
+    for (std::size_t f = 0; f < volume(by_input); ++f) {
+        shape_t at = unravel_index(f, by_input);
+        std::swap(at[0], at[1]);
+        order.push_back(static_cast<int>(ravel_index(at, w_grid)));
+    }
+    const cartesian_partition P_w_by_input = regrid(pw, order, by_input);
+    y_identity = P_w_by_input == py;
+
+    // Parameter owners: (co, ci, 0..0).
+    shape_t owner_grid(dims + 2, 1);
+    owner_grid[0] = P_co;
+    owner_grid[1] = P_ci;
+    if (!param_identity) {
+        std::vector<int> owners;
+        for (std::size_t f = 0; f < P_co * P_ci; ++f) {
+            shape_t at(dims + 2, 0);
+            at[0] = f / P_ci;
+            at[1] = f % P_ci;
+            owners.push_back(static_cast<int>(ravel_index(at, w_grid)));
+        }
+        share_params = std::make_unique<broadcast<T>>(regrid(pw, owners, owner_grid), pw);
+    }
+    if (!x_identity) share_x = std::make_unique<broadcast<T>>(px, pw);
+    if (!y_identity) reduce_y = std::make_unique<sum_reduce<T>>(P_w_by_input, py);
+    // Without P_y's own agreement, a bad dy on one worker must still reach every worker: it
+    // does when all three partitions are one team with a halo exchange (whose adjoint agrees).
+    check_dy_on_P_y = py.size() > 1 && !(any_halo && px == py && px == pw);
+
+    if (!pw.active()) return;
+    const shape_t at = pw.index();
+    out_block = balanced_size(spec.out_channels, P_co, at[0]);
+    in_block = balanced_size(spec.in_channels, P_ci, at[1]);
+    const std::size_t out_start = balanced_start(spec.out_channels, P_co, at[0]);
+    const std::size_t in_start = balanced_start(spec.in_channels, P_ci, at[1]);
+    bool spatial_zero = true;
+    for (std::size_t e = 0; e < dims; ++e) spatial_zero = spatial_zero && at[2 + e] == 0;
+    uses_bias = spec.bias && at[1] == 0;
+    owns_weight = spatial_zero;
+    owns_bias = uses_bias && spatial_zero;
+
+    shape_t block_shape{out_block, in_block};
+    block_shape.insert(block_shape.end(), spec.kernel_size.begin(), spec.kernel_size.end());
+    const std::size_t kernel_volume = volume(spec.kernel_size);
+    if (owns_weight) {
+        weight.name = "weight";
+        weight.value = tensor<T>(block_shape);
+        weight.grad = xt::zeros<T>(block_shape);
+        for (std::size_t o = 0; o < out_block; ++o)
+            for (std::size_t i = 0; i < in_block; ++i)
+                for (std::size_t t = 0; t < kernel_volume; ++t)
+                    weight.value.data()[(o * in_block + i) * kernel_volume + t] = static_cast<T>(conv_initial_weight(
+                        spec, ((out_start + o) * spec.in_channels + in_start + i) * kernel_volume + t));
+    }
+    if (owns_bias) {
+        bias.name = "bias";
+        bias.value = tensor<T>(shape_t{out_block});
+        bias.grad = xt::zeros<T>(shape_t{out_block});
+        for (std::size_t o = 0; o < out_block; ++o) bias.value(o) = static_cast<T>(conv_initial_bias(spec, out_start + o));
+    }
+    w_use = tensor<T>(block_shape);
+    b_use = tensor<T>(shape_t{uses_bias ? out_block : 0});
+    dw_partial = tensor<T>(block_shape);
+    db_partial = tensor<T>(shape_t{uses_bias ? out_block : 0});
+
+    kernels::conv_geometry g;
+    g.in_channels = in_block;
+    g.out_channels = out_block;
+    g.kernel_size = spec.kernel_size;
+    g.stride = spec.stride;
+    g.dilation = spec.dilation;
+    g.padding = spec.padding;
+    for (std::size_t e = 0; e < dims; ++e)
+        if (halo_dim[e]) g.padding[e] = 0;  // the window holds its padding
+    g.bias = uses_bias;
+    kernel = std::make_unique<kernels::convolution<T>>(g);
+}
+
+// Collective over P_x: every worker's piece shape; on all of them the same verdict (empty when
+// the pieces are the balanced split of one N x C_in x L.. tensor that the kernel fits), and
+// then the global shape and, with spatial partitioning, a halo exchange planned for it.
+template <class T>
+std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
+    planned = false;
+    const auto all = P_x_team->allgather_data(record_of(shape_of(x)));
+    const shape_t& grid = P_x.shape();
+    std::ostringstream problem;
+    auto worker = [&](std::size_t w) {
+        return "x on P_x worker " + std::to_string(w) + " (world rank " + std::to_string(P_x.members()[w]) + ")";
+    };
+    for (std::size_t w = 0; w < all.size(); ++w) {
+        const shape_t at = unravel_index(w, grid);
+        const std::size_t channels = balanced_size(spec.in_channels, grid[1], at[1]);
+        if (all[w][0] != dims + 2 || all[w][2] != channels) {
+            problem << layer << ": " << worker(w) << " has shape " << describe(all[w]) << ", expected [batch, "
+                    << channels << ", " << dims << " spatial extent" << (dims == 1 ? "" : "s") << "]";
+            return problem.str();
+        }
+        if (all[w][1] != all[0][1]) {
+            problem << layer << ": " << worker(w) << " has batch " << all[w][1] << ", expected " << all[0][1]
+                    << " (the batch of P_x worker 0)";
+            return problem.str();
+        }
+    }
+    shape_t global{all[0][1], spec.in_channels};
+    for (std::size_t e = 0; e < dims; ++e) {
+        const std::size_t d = 2 + e;
+        std::size_t length = 0;
+        for (std::size_t i = 0; i < grid[d]; ++i) {
+            shape_t at(dims + 2, 0);
+            at[d] = i;
+            length += all[ravel_index(at, grid)][1 + d];
+        }
+        for (std::size_t w = 0; w < all.size(); ++w) {
+            const shape_t at = unravel_index(w, grid);
+            const std::size_t want = balanced_size(length, grid[d], at[d]);
+            if (all[w][1 + d] != want) {
+                problem << layer << ": " << worker(w) << " has shape " << describe(all[w])
+                        << ", but the pieces along spatial dimension " << e << " are not the balanced split of "
+                        << length << " over " << grid[d] << " (expected extent " << want << ")";
+                return problem.str();
+            }
+        }
+        const std::size_t k = spec.kernel_size[e], s = spec.stride[e], p = spec.padding[e], dil = spec.dilation[e];
+        if (kernel_output_length(length, k, s, p, dil) == 0) {
+            problem << layer << ": the kernel does not fit in spatial dimension " << e << ": extent " << length
+                    << " + 2*padding " << p << " < dilation " << dil << " * (kernel_size " << k << " - 1) + 1 = "
+                    << dil * (k - 1) + 1;
+            return problem.str();
+        }
+        global.push_back(length);
+    }
+    global_x_shape = global;
+    own_x_shape = shape_of(x);
+    halo.reset();
+    if (any_halo && global[0] > 0) {
+        kernel_geometry g{shape_t(dims + 2, 1), shape_t(dims + 2, 1), shape_t(dims + 2, 0), shape_t(dims + 2, 1)};
+        for (std::size_t e = 0; e < dims; ++e) {
+            if (!halo_dim[e]) continue;
+            g.kernel_size[2 + e] = spec.kernel_size[e];
+            g.stride[2 + e] = spec.stride[e];
+            g.padding[2 + e] = spec.padding[e];
+            g.dilation[2 + e] = spec.dilation[e];
+        }
+        halo = std::make_unique<halo_exchange<T>>(*P_x_team, global, g);
+    }
+    planned = true;
+    return {};
+}
+
+// P_x workers: the window this worker's input contributes (x_hat, or x itself), or a refusal
+// that every P_x worker shares.
+template <class T>
+std::string general_conv<T>::state::prepare_window(const tensor<T>& x) {
+    if (any_halo) {
+        // The halo exchange notices (on every P_x worker) any piece that differs from its plan.
+        if (halo) {
+            try {
+                halo->forward(x, x_hat);
+                return {};
+            } catch (const invalid_argument&) {
+            }
+        }
+        const std::string problem = agree_on_layout(x);
+        if (!problem.empty()) return problem;
+        if (halo) halo->forward(x, x_hat);
+        else detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
+        return {};
+    }
+    bool changed = !planned || shape_of(x) != own_x_shape;
+    if (P_x.size() > 1) changed = detail::agree_on_call(*P_x.comm(), {}, changed);
+    if (changed) {
+        const std::string problem = agree_on_layout(x);
+        if (!problem.empty()) return problem;
+    }
+    if (x_identity) detail::copy_into(x, x_hat);  // kept for the weight gradient
+    return {};
+}
+
+// This worker's window for a batch of 0 (the halo exchange refuses an empty batch dimension).
+template <class T>
+shape_t general_conv<T>::state::empty_batch_window() const {
+    const shape_t at = P_x.index();
+    shape_t shape{0, own_x_shape[1]};
+    for (std::size_t e = 0; e < dims; ++e) {
+        const std::size_t n = global_x_shape[2 + e];
+        if (!halo_dim[e]) {
+            shape.push_back(n);
+            continue;
+        }
+        const std::size_t k = spec.kernel_size[e], s = spec.stride[e], dil = spec.dilation[e];
+        const std::size_t m = kernel_output_length(n, k, s, spec.padding[e], dil);
+        const std::size_t a = balanced_start(m, P_x.shape()[2 + e], at[2 + e]);
+        const std::size_t b = balanced_stop(m, P_x.shape()[2 + e], at[2 + e]);
+        shape.push_back(b > a ? s * (b - 1 - a) + dil * (k - 1) + 1 : 0);
+    }
+    return shape;
+}
+
+// The shape of this P_w worker's contribution for window `xin`; an empty window (an empty
+// output block) gives extent 0.
+template <class T>
+shape_t general_conv<T>::state::local_output_shape(const tensor<T>& xin) const {
+    shape_t out{xin.shape()[0], out_block};
+    for (std::size_t e = 0; e < dims; ++e) {
+        const std::size_t n = xin.shape()[2 + e];
+        const std::size_t pad = halo_dim[e] ? 0 : spec.padding[e];
+        out.push_back(n == 0 && halo_dim[e] ? 0
+                                            : kernel_output_length(n, spec.kernel_size[e], spec.stride[e], pad,
+                                                                   spec.dilation[e]));
+    }
+    return out;
+}
+
+template <class T>
+void general_conv<T>::state::local_forward(const tensor<T>& xin, tensor<T>& out) {
+    const shape_t shape = local_output_shape(xin);
+    if (volume(shape) == 0) {
+        detail::prepare_output(out, shape);
+        return;
+    }
+    const tensor<T>& w = param_identity ? weight.value : w_use;
+    const tensor<T>* b = uses_bias ? (param_identity ? &bias.value : &b_use) : nullptr;
+    kernel->forward(xin, w, b, out);
+}
+
+// dx_partial (overwritten) and dw_partial, db_partial (overwritten) for window `xin`.
+template <class T>
+void general_conv<T>::state::local_backward(const tensor<T>& xin, const tensor<T>& dy) {
+    dw_partial.fill(T(0));
+    db_partial.fill(T(0));
+    if (dy.size() == 0) {  // nothing reaches y: no gradient
+        detail::prepare_output(dx_partial, shape_of(xin));
+        dx_partial.fill(T(0));
+        return;
+    }
+    const tensor<T>& w = param_identity ? weight.value : w_use;
+    kernel->backward_data(dy, w, shape_of(xin), dx_partial);
+    kernel->backward_weights(xin, dy, dw_partial, uses_bias ? &db_partial : nullptr);
+}
+
+template <class T>
+void general_conv<T>::state::pack(const tensor<T>& a, const tensor<T>* b) {
+    pack_buffer.clear();
+    append(pack_buffer, a);
+    if (b) append(pack_buffer, *b);
+    detail::prepare_output(packed, shape_t{pack_buffer.size()});
+    std::copy(pack_buffer.begin(), pack_buffer.end(), packed.data());
+}
+
+template <class T>
+void general_conv<T>::state::unpack(const tensor<T>& flat, tensor<T>& a, tensor<T>* b) const {
+    const std::size_t want = a.size() + (b ? b->size() : 0);
+    DISTDL_REQUIRE(flat.dimension() == 1 && flat.size() == want,
+                   layer << ": internal error: " << flat.size() << " packed parameter values, expected " << want);
+    std::copy(flat.data(), flat.data() + a.size(), a.data());
+    if (b) std::copy(flat.data() + a.size(), flat.data() + want, b->data());
+}
+
+template <class T>
+general_conv<T>::general_conv(std::size_t spatial_dims, const cartesian_partition& P_x, const cartesian_partition& P_y,
+                              const cartesian_partition& P_w, std::size_t in_channels, std::size_t out_channels,
+                              conv_options options)
+    : general_conv(conv_kind::general, spatial_dims, P_x, P_y, P_w, in_channels, out_channels, std::move(options)) {}
+
+template <class T>
+general_conv<T>::general_conv(conv_kind kind, std::size_t spatial_dims, const cartesian_partition& P_x,
+                              const cartesian_partition& P_y, const cartesian_partition& P_w, std::size_t in_channels,
+                              std::size_t out_channels, conv_options options) {
+    const std::string layer = conv_layer_name(conv_family(kind), spatial_dims);
+    // First, before anything that could fail on some workers only: the same arguments everywhere.
+    detail::argument_agreement(layer)
+        .element_type(dtype_of<T>())
+        .number("spatial dimensions", spatial_dims)
+        .list("P_x shape", P_x.shape())
+        .list("P_y shape", P_y.shape())
+        .list("P_w shape", P_w.shape())
+        .number("in_channels", in_channels)
+        .number("out_channels", out_channels)
+        .list("kernel_size", options.kernel_size)
+        .list("stride", options.stride)
+        .list("padding", options.padding)
+        .list("dilation", options.dilation)
+        .flag("bias", options.bias)
+        .number("seed", options.seed)
+        .require(*P_x.world_comm());
+    auto spec = normalize_conv_options(layer, spatial_dims, in_channels, out_channels, options);
+    require_conv_partitions(kind, layer, spatial_dims, P_x, P_y, P_w);
+    state_ = std::unique_ptr<state>(new state(kind, layer, std::move(spec), P_x, P_y, P_w));
+    state_->build(P_x, P_y, P_w);
+}
+
+template <class T>
+general_conv<T>::~general_conv() = default;
+
+template <class T>
+std::vector<parameter<T>*> general_conv<T>::parameters() {
+    std::vector<parameter<T>*> owned;
+    if (state_->owns_weight) owned.push_back(&state_->weight);
+    if (state_->owns_bias) owned.push_back(&state_->bias);
+    return owned;
+}
+
+template <class T>
+void general_conv<T>::zero_grad() {
+    for (auto* p : parameters()) p->grad.fill(T(0));
+}
+
+template <class T>
+const std::string& general_conv<T>::name() const {
+    return state_->layer;
+}
+
+template <class T>
+conv_kind general_conv<T>::kind() const {
+    return state_->kind;
+}
+
+template <class T>
+const conv_spec& general_conv<T>::spec() const {
+    return state_->spec;
+}
+
+template <class T>
+void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
+    auto& st = *state_;
+    st.forward_done = false;
+
+    // 1. Parameters from their owners to all of P_w.
+    if (st.share_params) {
+        const bool owner = st.owns_weight;
+        if (owner) st.pack(st.weight.value, st.owns_bias ? &st.bias.value : nullptr);
+        st.share_params->forward(owner ? st.packed : st.empty, st.packed_in);
+        if (st.P_w.active()) st.unpack(st.packed_in, st.w_use, st.uses_bias ? &st.b_use : nullptr);
+    }
+
+    // 2. The windows on P_x (or an agreed refusal).
+    std::string refusal;
+    const tensor<T>* window = &st.empty;
+    if (st.P_x.active()) {
+        refusal = st.prepare_window(x);
+        window = !refusal.empty() ? &st.marker : (st.any_halo || st.x_identity) ? &st.x_hat : &x;
+    }
+
+    // 3. Windows along P_co.
+    const tensor<T>* xin = window;
+    if (st.share_x) {
+        st.share_x->forward(*window, st.x_piece);
+        xin = &st.x_piece;
+    }
+
+    // 4. Local convolution; 5. sum along P_ci into P_y (straight into y when that is the identity).
+    bool upstream_refused = false;
+    const tensor<T>* contribution = &st.empty;
+    if (st.P_w.active()) {
+        if (st.is_marker(*xin)) {
+            upstream_refused = true;
+            contribution = &st.marker;
+        } else {
+            tensor<T>& out = st.y_identity ? y : st.y_partial;
+            st.local_forward(*xin, out);
+            contribution = &out;
+        }
+    }
+    if (st.reduce_y) st.reduce_y->forward(*contribution, y);
+    else if (!st.P_w.active() || upstream_refused) detail::prepare_output(y, shape_t{0});
+    if (st.P_y.active() && st.is_marker(y)) upstream_refused = true;
+
+    if (!refusal.empty()) throw invalid_argument(refusal);
+    if (upstream_refused)
+        throw invalid_argument(st.layer + ": forward refused because the input on P_x is invalid (the P_x workers "
+                                          "report why)");
+    if (st.P_y.active()) st.y_shape = shape_of(y);
+    else detail::prepare_output(y, shape_t{0});
+    st.forward_done = true;
+}
+
+template <class T>
+void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
+    auto& st = *state_;
+    const bool takes_part = st.P_x.active() || st.P_y.active() || st.P_w.active();
+    DISTDL_REQUIRE(st.forward_done || !takes_part,
+                   st.layer << ": adjoint() needs a successful forward() first (it uses that input)");
+
+    // The output gradient must have the shape of the last output (agreed over P_y when needed).
+    std::string refusal;
+    const tensor<T>* sent = &st.empty;
+    if (st.P_y.active()) {
+        if (shape_of(dy) != st.y_shape) {
+            std::ostringstream problem;
+            problem << st.layer << ": dy on P_y worker " << st.P_y.rank() << " (world rank "
+                    << st.P_y.members()[static_cast<std::size_t>(st.P_y.rank())] << ") has shape "
+                    << format_list(shape_of(dy)) << ", expected " << format_list(st.y_shape)
+                    << " (the shape of its output in the last forward)";
+            refusal = problem.str();
+        }
+        if (st.check_dy_on_P_y) {
+            try {
+                detail::agree_on_call(*st.P_y.comm(), refusal, false);
+            } catch (const invalid_argument& e) {
+                refusal = e.what();
+            }
+        }
+        sent = refusal.empty() ? &dy : &st.marker;
+    }
+
+    // dy along P_ci.
+    const tensor<T>* dyp = sent;
+    if (st.reduce_y) {
+        st.reduce_y->adjoint(*sent, st.dy_piece);
+        dyp = &st.dy_piece;
+    }
+
+    // Local backward.
+    bool upstream_refused = false;
+    tensor<T>* dx_contribution = &st.empty;
+    if (st.P_w.active()) {
+        if (st.is_marker(*dyp)) {
+            upstream_refused = true;
+            dx_contribution = &st.marker;
+        } else {
+            st.local_backward(st.share_x ? st.x_piece : st.x_hat, *dyp);
+            dx_contribution = &st.dx_partial;
+        }
+    }
+
+    // Window gradients along P_co into P_x, then the halo exchange's adjoint.
+    tensor<T>* dx_window = dx_contribution;
+    if (st.share_x) {
+        st.share_x->adjoint(*dx_contribution, st.dx_hat);
+        dx_window = &st.dx_hat;
+    }
+    if (st.P_x.active()) {
+        if (st.is_marker(*dx_window)) upstream_refused = true;
+        if (st.any_halo) {
+            // Every P_x worker takes part; a marker is refused on all of them together.
+            try {
+                if (st.halo) {
+                    st.halo->adjoint(upstream_refused ? st.marker : *dx_window, dx);
+                } else {  // batch 0: no exchange, but the same agreement on a refusal
+                    detail::agree_on_call(*st.P_x.comm(), upstream_refused ? "refused" : "", false);
+                    detail::prepare_output(dx, st.own_x_shape);
+                }
+            } catch (const invalid_argument&) {
+                upstream_refused = true;
+            }
+        } else if (!upstream_refused) {
+            std::swap(dx, *dx_window);  // the window is the piece (swapping keeps both buffers)
+        }
+    }
+
+    // Parameter gradients to their owners (every P_w worker knows the outcome by now).
+    if (refusal.empty() && !upstream_refused && st.P_w.active()) {
+        if (st.share_params) {
+            st.pack(st.dw_partial, st.uses_bias ? &st.db_partial : nullptr);
+            st.share_params->adjoint(st.packed, st.packed_in);
+            if (st.owns_weight) {
+                st.unpack(st.packed_in, st.dw_partial, st.owns_bias ? &st.db_partial : nullptr);
+            }
+        }
+        if (st.owns_weight) st.weight.grad += st.dw_partial;
+        if (st.owns_bias) st.bias.grad += st.db_partial;
+    }
+
+    if (!refusal.empty()) throw invalid_argument(refusal);
+    if (upstream_refused)
+        throw invalid_argument(st.layer + ": adjoint refused because the output gradient on P_y is invalid (the P_y "
+                                          "workers report why)");
+    if (!st.P_x.active()) detail::prepare_output(dx, shape_t{0});
+}
+
+template class general_conv<float>;
+template class general_conv<double>;
+
+}  // namespace distdl

@@ -1,0 +1,92 @@
+#pragma once
+// GeneralConv1d/2d/3d (spec 004, DESIGN §3): y = w * x + b with x, y, w and b spread over three
+// Cartesian partitions of one world; the one implementation of the distributed convolutions —
+// FeatureConvNd (layers/conv_feature.hpp) and ChannelConvNd (layers/conv_channel.hpp) are its
+// configurations and run this very code.
+//
+//   x: N x C_in x L_1..L_D   on P_x = 1 x P_ci x P_1..P_D   (balanced pieces)
+//   y: N x C_out x m_1..m_D  on P_y = 1 x P_co x P_1..P_D   (balanced blocks of the output)
+//   w: C_out x C_in x k_1..k_D on P_w = P_co x P_ci x P_1..P_D
+// with m = floor((L + 2p - d(k-1) - 1)/s) + 1 per spatial dimension (stride s, zero padding p,
+// dilation d, kernel k). Worker (co, ci, j) of P_w computes the contribution of input channels
+// balanced(C_in, P_ci, ci) to output channels balanced(C_out, P_co, co) on output block
+// balanced(m, P_j, j) (per spatial dimension).
+//
+// Forward:  1. The parameters go from their owners, the workers (co, ci, 0..0) of P_w, to the
+//              rest of P_w (one broadcast of weight and bias together; none when P_1..P_D = 1).
+//           2. HaloExchange on P_x: each worker's window of the zero-padded input for its output
+//              block, in every partitioned spatial dimension (an unpartitioned dimension keeps
+//              its whole extent and the local kernel pads it). Any geometry: halos wider than a
+//              neighbour's piece, pieces of size zero, fewer outputs than workers.
+//           3. Broadcast of the windows along P_co (none when P_x is P_w).
+//           4. Local convolution (kernels/convolution.hpp) without padding in the partitioned
+//              dimensions; the bias is added on the workers whose input-channel index is 0.
+//           5. SumReduce along P_ci into P_y (none when the reduction is the identity).
+// Adjoint:  the transposes in reverse order: dy broadcast along P_ci, local backward (data and
+//           weights), SumReduce of the window gradients along P_co into P_x, the HaloExchange's
+//           adjoint; the weight and bias gradients are sum-reduced to their owners and ADDED to
+//           their gradients (as autograd does); zero_grad() clears them.
+//
+// Parameters: "weight" on workers (co, ci, 0..0) of P_w: the block of the global weight with
+// those output and input channels (possibly empty); "bias" on workers (co, 0, 0..0): its output
+// channels. Initial values depend only on (seed, channels, kernel) (layers/conv_initial.hpp).
+//
+// Outputs: P_y workers get N x (their output channels) x (their output block); every other
+// worker {0}. The adjoint gives P_x workers their input piece's shape, others {0}. Input on
+// workers outside P_x is ignored.
+//
+// Errors: options and partitions are agreed on every worker of the world and checked at
+// construction (before any other communication). The input pieces are checked at the first
+// forward and whenever some piece changes shape (a new batch or extent): the P_x workers gather
+// their shapes once and refuse pieces that are not the balanced split of one global tensor of
+// the right channels, or a kernel that does not fit; a refusal travels through the pipeline as
+// an empty marker, so every worker of the layer throws. Once shapes are known, a call moves
+// data only; a change of shape is noticed by the HaloExchange's per-call status (or, without
+// spatial partitioning, by a two-word status all-reduce over P_x). The output gradient is
+// checked against the last forward's output shape. adjoint() needs a successful forward().
+//
+// Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
+// reused while shapes stay the same.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/module.hpp"
+#include "core/partition.hpp"
+#include "layers/conv_options.hpp"
+#include "layers/conv_partitions.hpp"
+
+namespace distdl {
+
+template <class T>
+class general_conv : public module<T> {
+  public:
+    // Collective over the world of the partitions (every worker constructs every layer).
+    general_conv(std::size_t spatial_dims, const cartesian_partition& P_x, const cartesian_partition& P_y,
+                 const cartesian_partition& P_w, std::size_t in_channels, std::size_t out_channels,
+                 conv_options options);
+    ~general_conv() override;
+
+    std::vector<parameter<T>*> parameters() override;
+    void zero_grad();
+
+    const std::string& name() const;  // "GeneralConv2d", "FeatureConv1d", ...
+    conv_kind kind() const;
+    const conv_spec& spec() const;
+
+  protected:
+    // The configurations: `kind` selects the partition rules and the name.
+    general_conv(conv_kind kind, std::size_t spatial_dims, const cartesian_partition& P_x,
+                 const cartesian_partition& P_y, const cartesian_partition& P_w, std::size_t in_channels,
+                 std::size_t out_channels, conv_options options);
+
+    void do_forward(const tensor<T>& x, tensor<T>& y) override;
+    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;
+
+  private:
+    struct state;
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace distdl

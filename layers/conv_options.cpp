@@ -1,0 +1,63 @@
+#include "layers/conv_options.hpp"
+
+#include "core/error.hpp"
+
+namespace distdl {
+
+namespace {
+
+std::vector<std::size_t> expand(const std::string& layer, const std::vector<std::size_t>& values, std::size_t dims,
+                                std::size_t fallback, const char* what, bool required) {
+    DISTDL_REQUIRE(!(required && values.empty()), layer << ": " << what << " must be given (one entry per spatial "
+                                                        << "dimension, or one for all)");
+    if (values.empty()) return std::vector<std::size_t>(dims, fallback);
+    if (values.size() == 1) return std::vector<std::size_t>(dims, values[0]);
+    DISTDL_REQUIRE(values.size() == dims, layer << ": " << what << " " << format_list(values) << " has "
+                                                << values.size() << " entries, expected 1 or " << dims
+                                                << " (one per spatial dimension)");
+    return values;
+}
+
+}  // namespace
+
+shape_t conv_spec::weight_shape() const {
+    shape_t shape{out_channels, in_channels};
+    shape.insert(shape.end(), kernel_size.begin(), kernel_size.end());
+    return shape;
+}
+
+std::size_t conv_spec::fan_in() const {
+    std::size_t f = in_channels;
+    for (auto k : kernel_size) f *= k;
+    return f;
+}
+
+std::string conv_layer_name(const std::string& family, std::size_t spatial_dims) {
+    return family + std::to_string(spatial_dims) + "d";
+}
+
+conv_spec normalize_conv_options(const std::string& layer, std::size_t spatial_dims, std::size_t in_channels,
+                                 std::size_t out_channels, const conv_options& options) {
+    DISTDL_REQUIRE(spatial_dims >= 1 && spatial_dims <= 3,
+                   layer << ": " << spatial_dims << " spatial dimensions, expected 1, 2 or 3");
+    DISTDL_REQUIRE(in_channels >= 1 && out_channels >= 1, layer << ": in_channels " << in_channels
+                                                                << " and out_channels " << out_channels
+                                                                << " must be at least 1");
+    conv_spec s;
+    s.spatial_dims = spatial_dims;
+    s.in_channels = in_channels;
+    s.out_channels = out_channels;
+    s.kernel_size = expand(layer, options.kernel_size, spatial_dims, 1, "kernel_size", true);
+    s.stride = expand(layer, options.stride, spatial_dims, 1, "stride", false);
+    s.padding = expand(layer, options.padding, spatial_dims, 0, "padding", false);
+    s.dilation = expand(layer, options.dilation, spatial_dims, 1, "dilation", false);
+    for (std::size_t e = 0; e < spatial_dims; ++e)
+        DISTDL_REQUIRE(s.kernel_size[e] >= 1 && s.stride[e] >= 1 && s.dilation[e] >= 1,
+                       layer << ": kernel_size " << format_list(s.kernel_size) << ", stride " << format_list(s.stride)
+                             << " and dilation " << format_list(s.dilation) << " must all be at least 1");
+    s.bias = options.bias;
+    s.seed = options.seed;
+    return s;
+}
+
+}  // namespace distdl
