@@ -191,6 +191,16 @@ def channel_cases():
        p=1)
     cc(3, "p1x3_float32", "P_w 1x3, 3-d, float32", 4, (rng(1, 4), 3), ([0], 1), (rng(1, 4), (1, 3)),
        [1, 4, 3, 3, 3], 4, 2, 3, p=1, dtype="float32")
+    cc(2, "world11_p5x2", "World of 11: P_w 5x2, 3 -> 9 channels, stride 2", 11, ([9, 10], 2), (rng(0, 5), 5),
+       (rng(0, 10), (5, 2)), [1, 3, 5, 6], 3, 9, 3, s=2, p=1)
+    cc(3, "p3x1_no_bias", "P_w 3x1, 3-d, no bias, dilation 2", 3, ([0], 1), (rng(0, 3), 3), (rng(0, 3), (3, 1)),
+       [1, 2, 5, 3, 3], 2, 3, 2, d=[2, 1, 1], bias=False)
+    cc(1, "batch0", "Batch 0 through the channel pipeline", 4, (rng(0, 2), 2), (rng(2, 4), 2), (rng(0, 4), (2, 2)),
+       [0, 3, 5], 3, 3, 3)
+    cc(1, "refuse_input_channels", "x has 5 channels, in_channels 4 (refused at the first forward; every worker is in "
+       "P_x, so every worker reports the reason)", 2, (rng(0, 2), 2), ([1], 1), ([0, 1], (1, 2)), [1, 5, 6], 4, 2, 3,
+       expect=refuse("ChannelConv1d: x on P_x worker 0 (world rank 0) has shape [1,3,6], expected [batch, 2, 1 "
+                     "spatial extent]"))
     # Refusals.
     cc(1, "refuse_pw_ci_mismatch", "P_w 3x3 does not match P_x 1x4x1 in the input channels", 12, (rng(0, 4), 4),
        (rng(0, 3), 3), (rng(0, 9), (3, 3)), [1, 8, 6], 8, 6, 3,
@@ -244,6 +254,22 @@ def general_cases():
     gc(3, "ci1_co2_1x2x1_float32", "P_w 2x1x1x2x1, 3-d, float32", 4, ([0, 1], [1, 1, 1, 2, 1]),
        (rng(0, 4), [1, 2, 1, 2, 1]), (rng(0, 4), [2, 1, 1, 2, 1]), [1, 2, 3, 5, 3], 2, 3, [2, 3, 2], p=[0, 1, 1],
        dtype="float32")
+    gc(1, "world14", "World of 14: P_w 2x1x7 over 7 pieces of 3, kernel 4, padding 3", 14, (rng(0, 7), [1, 1, 7]),
+       (rng(0, 14), [1, 2, 7]), (rng(0, 14), [2, 1, 7]), [1, 2, 21], 2, 3, 4, p=3)
+    gc(2, "world15_float32", "World of 15: P_w 1x3x1x5 (input channels and width), float32", 15,
+       (rng(0, 15), [1, 3, 1, 5]), (rng(0, 5), [1, 1, 1, 5]), (rng(0, 15), [1, 3, 1, 5]), [1, 4, 3, 11], 4, 2, 3,
+       p=[1, 2], d=[1, 2], dtype="float32")
+    gc(2, "stride_beyond_kernel", "Stride 3 over kernel 2, P_w 2x2x2x1", 8, (rng(0, 4), [1, 2, 2, 1]),
+       (rng(4, 8), [1, 2, 2, 1]), (rng(0, 8), [2, 2, 2, 1]), [2, 3, 10, 4], 3, 3, 2, s=[3, 1])
+    gc(3, "p1x1x2x2x1_float32", "3-d, P_w 1x1x2x2x1 (spatial only), float32", 4, (rng(0, 4), [1, 1, 2, 2, 1]),
+       (rng(0, 4), [1, 1, 2, 2, 1]), (rng(0, 4), [1, 1, 2, 2, 1]), [1, 2, 4, 4, 3], 2, 2, 3, p=1, dtype="float32")
+    gc(3, "ci2_co2_d2", "3-d, P_w 2x2x1x1x2 (16 workers), empty output blocks in depth", 16,
+       (rng(0, 4), [1, 2, 1, 1, 2]), (rng(4, 8), [1, 2, 1, 1, 2]), (rng(8, 16), [2, 2, 1, 1, 2]), [1, 3, 3, 3, 2], 3,
+       3, [3, 3, 2], p=[1, 1, 0], s=[1, 1, 2])
+    gc(1, "refuse_kernel_does_not_fit", "Kernel 7 on 4 elements with padding 1 (refused at the first forward; every "
+       "worker is in P_x)", 4, (rng(0, 4), [1, 2, 2]), ([3, 1], [1, 1, 2]), (rng(0, 4), [1, 2, 2]), [1, 4, 4], 4, 4, 7,
+       p=1, expect=refuse("GeneralConv1d: the kernel does not fit in spatial dimension 0: extent 4 + 2*padding 1 < "
+                          "dilation 1 * (kernel_size 7 - 1) + 1 = 7"))
     # Refusals.
     gc(2, "refuse_spatial_mismatch", "P_y splits spatial dimension 1, P_x dimension 0", 8, (rng(0, 4), [1, 2, 2, 1]),
        (rng(0, 2), [1, 1, 1, 2]), (rng(0, 8), [1, 2, 2, 2]), [1, 2, 6, 6], 2, 2, 3,
@@ -289,6 +315,11 @@ def selector_cases():
     sc(1, "general_world17", "World of 17, general 1-d, P_w 2x2x4", 17,
        {"P_x": (rng(1, 9), [1, 2, 4]), "P_y": (rng(9, 17), [1, 2, 4]), "P_w": (rng(1, 17), [2, 2, 4])}, [1, 3, 17], 3,
        3, 3, p=1)
+    sc(2, "feature_world10", "Only P_x 1x1x2x5 in a world of 10, stride 2", 10, {"P_x": (rng(0, 10), [1, 1, 2, 5])},
+       [1, 1, 6, 12], 1, 2, 3, s=2, p=1)
+    sc(1, "channel_no_bias_float32", "Channel-distributed through the selector, no bias, float32", 5,
+       {"P_x": (rng(0, 3), [1, 3, 1]), "P_y": ([4], [1, 1, 1]), "P_w": (rng(0, 3), [1, 3, 1])}, [2, 6, 5], 6, 2, 2,
+       bias=False, dtype="float32")
     # Refusals.
     sc(2, "refuse_py_without_pw", "P_y given without P_w", 4,
        {"P_x": (rng(0, 2), [1, 2, 1, 1]), "P_y": (rng(2, 4), [1, 2, 1, 1])}, [1, 2, 5, 5], 2, 2, 3,
