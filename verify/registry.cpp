@@ -34,6 +34,7 @@ layer_runner all_sum_reduce_runner();
 layer_runner repartition_runner();
 layer_runner halo_exchange_runner();
 layer_runner linear_runner();
+std::vector<layer_runner> pool_runners();  // MaxPool1d…3d, AvgPool1d…3d
 
 const runner_registry& builtin_registry() {
     static const runner_registry registry = [] {
@@ -41,6 +42,7 @@ const runner_registry& builtin_registry() {
         for (auto entry : {broadcast_runner, sum_reduce_runner, all_sum_reduce_runner, repartition_runner,
                            halo_exchange_runner, linear_runner})
             r.add(entry());
+        for (auto& runner : pool_runners()) r.add(std::move(runner));
         return r;
     }();
     return registry;
