@@ -166,7 +166,7 @@ void pool_window<T>::agree(const std::string& problem) {
 template <class T>
 const tensor<T>& pool_window<T>::gather(const tensor<T>& x, T padding_value) {
     if (direct_) {
-        agree(shape_problem(x, piece_shape_, "an input piece"));
+        agree(shape_problem(x, piece_shape_, "a tensor"));  // worded as the HaloExchange's
         return x;
     }
     try {
