@@ -35,6 +35,7 @@ layer_runner repartition_runner();
 layer_runner halo_exchange_runner();
 layer_runner linear_runner();
 std::vector<layer_runner> conv_runners();  // FeatureConvNd, ChannelConvNd, GeneralConvNd, ConvNd
+std::vector<layer_runner> pool_runners();  // MaxPool1d…3d, AvgPool1d…3d
 
 const runner_registry& builtin_registry() {
     static const runner_registry registry = [] {
@@ -43,6 +44,7 @@ const runner_registry& builtin_registry() {
                            halo_exchange_runner, linear_runner})
             r.add(entry());
         for (auto& runner : conv_runners()) r.add(std::move(runner));
+        for (auto& runner : pool_runners()) r.add(std::move(runner));
         return r;
     }();
     return registry;

@@ -1,0 +1,59 @@
+#pragma once
+// MaxPool1d/2d/3d on a feature partition (DESIGN §3, issue 10): the serial max pooling of
+// reference/pool.hpp, computed by the workers of P_x together.
+//
+//   x: N × C × L_1…L_D (D = 1, 2, 3), balanced over P_x (rank D + 2; usually 1 × 1 × P_1…P_D,
+//      but batch and channels may be split too: pooling never mixes them)
+//   y: N × C × m_1…m_D, m = floor((L + 2p − d(k−1) − 1)/s) + 1, balanced over the same P_x
+//   y[n,c,j] = max over the window {s·j + d·t − p : t = 0…k−1} of x, padding counting as −∞
+//   (a window of padding only gives −∞); stride defaults to the kernel size.
+//   Adjoint at the input of the last forward: dy[n,c,j] goes to the FIRST maximum of its window
+//   (row-major window order), as the reference.
+//
+// Algorithm: pool_window gives each worker the window of the padded input its output block
+// reads (HaloExchange, padding set to −∞), the local kernel (kernels/pooling.hpp, padding 0)
+// pools it; the adjoint routes dy within the window and the HaloExchange adjoint adds the
+// ghost gradients into their owners. When no worker needs data it does not own, nothing moves.
+//
+// Shapes: the global input shape is fixed at construction. Workers outside P_x pass and get
+// {0}. An empty output block (fewer outputs than workers) gives a zero-volume block.
+// Errors: arguments are agreed on every worker of the world at construction and refused there
+// (kernel that does not fit, bad lists, P_x of another rank); a piece of the wrong shape is
+// refused on every worker of P_x at the call. adjoint() needs a successful forward() first.
+// Memory: the window, its gradient and (direct mode) the saved input are members, reused.
+// Known limit: a window that covers boundary padding and whose real inputs are all −∞ sends
+// its gradient nowhere (the padding wins the tie); the reference sends it to the first of
+// those −∞ inputs. Values are the same. NaN inputs follow kernels/pooling.hpp.
+#include <memory>
+
+#include "core/module.hpp"
+#include "core/partition.hpp"
+#include "kernels/pooling.hpp"
+#include "layers/pool_options.hpp"
+#include "layers/pool_window.hpp"
+
+namespace distdl {
+
+template <class T>
+class distributed_max_pool : public module<T> {
+  public:
+    // Collective over the world of P_x (every worker constructs every layer).
+    distributed_max_pool(const cartesian_partition& P_x, shape_t global_shape, pool_options options);
+    ~distributed_max_pool() override;
+
+    const std::string& name() const { return window_.name(); }
+
+  protected:
+    void do_forward(const tensor<T>& x, tensor<T>& y) override;
+    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;
+
+  private:
+    pool_window<T> window_;
+    kernels::max_pool<T> kernel_;
+    tensor<T> saved_;     // direct mode: a copy of the input of the last forward
+    tensor<T> dwindow_;   // exchange mode: the window's gradient
+    const tensor<T>* point_ = nullptr;  // the input of the last forward (saved_ or the window)
+    bool forward_done_ = false;
+};
+
+}  // namespace distdl
