@@ -2,7 +2,7 @@
 
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
-#include "layers/pool_idle.hpp"
+#include "layers/detail/pool_idle.hpp"
 
 namespace distdl {
 
