@@ -43,7 +43,9 @@
 // an empty marker, so every worker of the layer throws. Once shapes are known, a call moves
 // data only; a change of shape is noticed by the HaloExchange's per-call status (or, without
 // spatial partitioning, by a two-word status all-reduce over P_x). The output gradient is
-// checked against the last forward's output shape. adjoint() needs a successful forward().
+// checked against the last forward's output shape and the P_y workers agree on it (a two-word
+// status all-reduce when P_y has several workers; in the feature configuration the
+// HaloExchange's adjoint carries it instead). adjoint() needs a successful forward().
 //
 // Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
 // reused while shapes stay the same.

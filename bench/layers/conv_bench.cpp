@@ -1,0 +1,192 @@
+// The distributed convolutions on 4 simulated workers against the serial kernel on the whole
+// problem in one thread: x 8 x 16 x 256 x 256 float32, 16 -> 16 channels, 3x3, padding 1,
+// one forward + one adjoint (input, weight and bias gradients) per iteration.
+//   conv_serial         kernels::convolution on the whole tensor (the baseline)
+//   feature_conv_2x2    FeatureConv2d, P_x 1x1x2x2
+//   channel_conv_2x2    ChannelConv2d, P_x 1x2x1x1, P_y 1x2x1x1, P_w 2x2x1x1
+//   general_conv_2x2    GeneralConv2d, P_x 1x2x2x1, P_y 1x1x2x1, P_w 1x2x2x1
+// All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
+// simulated workers: the distribution overhead is <layer> / conv_serial (goal <= 1.2).
+//
+//   conv_bench [--benchmark_filter=REGEX] [--benchmark_repetitions=N]   (see --help)
+#include <benchmark/benchmark.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "core/decomposition.hpp"
+#include "core/partition.hpp"
+#include "kernels/convolution.hpp"
+#include "layers/conv_channel.hpp"
+#include "layers/conv_feature.hpp"
+#include "layers/conv_initial.hpp"
+#include "simulator/run.hpp"
+
+namespace {
+
+using distdl::shape_t;
+using distdl::tensor;
+
+constexpr std::size_t batch = 8, channels = 16, height = 256, width = 256;
+
+const distdl::conv_options options{.kernel_size = {3}, .padding = {1}, .seed = 1};
+
+tensor<float> filled(const shape_t& shape) {
+    tensor<float> t(shape);
+    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f;
+    return t;
+}
+
+// This worker's balanced piece shape of an N x C x H x W tensor over a partition grid.
+shape_t piece_shape(const shape_t& grid, const shape_t& at, const shape_t& global) {
+    shape_t s(global.size());
+    for (std::size_t d = 0; d < global.size(); ++d) s[d] = distdl::balanced_size(global[d], grid[d], at[d]);
+    return s;
+}
+
+void conv_serial(benchmark::State& state) {
+    const auto spec = distdl::normalize_conv_options("Conv2d", 2, channels, channels, options);
+    const auto model = distdl::conv_initial_parameters<float>(spec);
+    distdl::kernels::conv_geometry g{channels, channels, {3, 3}, {1, 1}, {1, 1}, {1, 1}, true};
+    distdl::kernels::convolution<float> kernel(g);
+    const auto x = filled({batch, channels, height, width}), dy = filled({batch, channels, height, width});
+    tensor<float> y, dx;
+    tensor<float> dw = xt::zeros<float>(spec.weight_shape()), db = xt::zeros<float>(shape_t{channels});
+    for (auto _ : state) {
+        kernel.forward(x, model.weight, &model.bias, y);
+        kernel.backward_data(dy, model.weight, distdl::shape_of(x), dx);
+        kernel.backward_weights(x, dy, dw, &db);
+        benchmark::DoNotOptimize(y.data());
+        benchmark::DoNotOptimize(dx.data());
+    }
+}
+
+// Builds the layer on every worker of a 4-worker world; returns it with this worker's x and dy.
+struct worker_setup {
+    std::unique_ptr<distdl::module<float>> layer;
+    tensor<float> x, dy;
+};
+using setup_fn = std::function<worker_setup(const std::shared_ptr<distdl::communicator>&)>;
+
+// The simulated world runs on a helper thread for the whole benchmark; each iteration of the
+// benchmark loop releases one step on every worker and waits for it to finish (the workers
+// block in between, so the process CPU time is the workers' work).
+void run_distributed(benchmark::State& state, const setup_fn& setup) {
+    std::mutex m;
+    std::condition_variable cv;
+    long requested = 0, completed = 0;
+    bool ready = false, stop = false;
+    std::thread world_thread([&] {
+        distdl::sim::run(4, [&](const std::shared_ptr<distdl::communicator>& world) {
+            worker_setup w = setup(world);
+            tensor<float> y, dx;
+            w.layer->forward(w.x, y);  // warm-up: plans and buffers reach their steady state
+            w.layer->adjoint(w.dy, dx);
+            long done = 0;
+            for (;;) {
+                int go = 0;
+                if (world->rank() == 0) {
+                    std::unique_lock<std::mutex> lock(m);
+                    if (!ready) {
+                        ready = true;
+                        cv.notify_all();
+                    }
+                    cv.wait(lock, [&] { return stop || requested > done; });
+                    go = stop ? 0 : 1;
+                }
+                world->broadcast(&go, 1, 0);
+                if (!go) break;
+                w.layer->forward(w.x, y);
+                w.layer->adjoint(w.dy, dx);
+                world->barrier();
+                if (world->rank() == 0) {
+                    std::lock_guard<std::mutex> lock(m);
+                    completed = ++done;
+                    cv.notify_all();
+                }
+            }
+        });
+    });
+    {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return ready; });
+    }
+    for (auto _ : state) {
+        std::unique_lock<std::mutex> lock(m);
+        ++requested;
+        cv.notify_all();
+        cv.wait(lock, [&] { return completed == requested; });
+    }
+    {
+        std::lock_guard<std::mutex> lock(m);
+        stop = true;
+        cv.notify_all();
+    }
+    world_thread.join();
+}
+
+distdl::cartesian_partition grid(const std::shared_ptr<distdl::communicator>& world, const std::vector<int>& ranks,
+                                 const shape_t& shape) {
+    return distdl::partition::world(world).create_partition_inclusive(ranks).create_cartesian_topology_partition(shape);
+}
+
+// x and dy pieces of the balanced split over P_x and P_y.
+void give_pieces(worker_setup& w, const distdl::cartesian_partition& P_x, const distdl::cartesian_partition& P_y) {
+    const shape_t global{batch, channels, height, width};
+    w.x = P_x.active() ? filled(piece_shape(P_x.shape(), P_x.index(), global)) : distdl::zero_volume<float>();
+    w.dy = P_y.active() ? filled(piece_shape(P_y.shape(), P_y.index(), global)) : distdl::zero_volume<float>();
+}
+
+void feature_conv_2x2(benchmark::State& state) {
+    run_distributed(state, [](const std::shared_ptr<distdl::communicator>& world) {
+        const auto P_x = grid(world, {0, 1, 2, 3}, {1, 1, 2, 2});
+        worker_setup w;
+        w.layer = std::make_unique<distdl::feature_conv<float>>(2, P_x, channels, channels, options);
+        give_pieces(w, P_x, P_x);
+        return w;
+    });
+}
+
+void channel_conv_2x2(benchmark::State& state) {
+    run_distributed(state, [](const std::shared_ptr<distdl::communicator>& world) {
+        const auto P_x = grid(world, {0, 1}, {1, 2, 1, 1});
+        const auto P_y = grid(world, {0, 2}, {1, 2, 1, 1});
+        const auto P_w = grid(world, {0, 1, 2, 3}, {2, 2, 1, 1});
+        worker_setup w;
+        w.layer = std::make_unique<distdl::channel_conv<float>>(2, P_x, P_y, P_w, channels, channels, options);
+        give_pieces(w, P_x, P_y);
+        return w;
+    });
+}
+
+void general_conv_2x2(benchmark::State& state) {
+    run_distributed(state, [](const std::shared_ptr<distdl::communicator>& world) {
+        const auto P_x = grid(world, {0, 1, 2, 3}, {1, 2, 2, 1});
+        const auto P_y = grid(world, {0, 2}, {1, 1, 2, 1});
+        const auto P_w = grid(world, {0, 1, 2, 3}, {1, 2, 2, 1});
+        worker_setup w;
+        w.layer = std::make_unique<distdl::general_conv<float>>(2, P_x, P_y, P_w, channels, channels, options);
+        give_pieces(w, P_x, P_y);
+        return w;
+    });
+}
+
+}  // namespace
+
+BENCHMARK(conv_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(feature_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(channel_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(general_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    std::printf("Conv2d 8x16x256x256 float32, 16 -> 16, 3x3, padding 1, forward + adjoint on 4 simulated workers;\n"
+                "CPU time summed over workers. Goal: each layer <= 1.2 x conv_serial.\n");
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
