@@ -459,7 +459,8 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
     // the n-th creation over the same member set meets in the same slot (as in MPI, creations
     // over one group must be called in the same order by its members).
     std::vector<int> members_sorted = ranks;
-    std::sort(members_sorted.begin(), members_sorted.end());
+    if (!std::is_sorted(members_sorted.begin(), members_sorted.end()))  // teams usually come sorted
+        std::sort(members_sorted.begin(), members_sorted.end());
     const std::uint64_t serial = creations_called_[member_set_key(members_sorted)]++;
     auto key = std::make_pair(std::move(members_sorted), serial);
 
