@@ -168,6 +168,12 @@ cartesian_partition cartesian_partition::create_cartesian_subtopology_partition(
     if (sub_shape.empty()) sub_shape.push_back(1);  // keeping no dimension leaves each worker alone
     if (!active()) return cartesian_partition(world_, detail::shared_members({}), sub_shape);
 
+    if (std::all_of(remain_dims.begin(), remain_dims.end(), [](bool keep) { return keep; })) {
+        cartesian_partition p(world_, members_, sub_shape);  // every dimension kept: the same team
+        p.comm_ = comm_;
+        return p;
+    }
+
     // My team: the workers whose coordinates agree with mine outside the kept dimensions, in
     // rank order, which is row-major over the kept dimensions: counted off directly, without
     // visiting the other teams.
