@@ -75,6 +75,42 @@ index_box relative_to(const index_box& inner, const index_box& outer) {
     return r;
 }
 
+namespace {
+
+// [first, last) of the parts i < parts with start_of(i + 1) > start and start_of(i) < stop,
+// for a non-decreasing start_of over 0..parts.
+template <class StartOf>
+std::pair<std::size_t, std::size_t> meeting(std::size_t parts, std::size_t start, std::size_t stop, StartOf start_of) {
+    if (start >= stop) return {0, 0};
+    std::size_t lo = 0, hi = parts;  // first part whose stop exceeds start
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (start_of(mid + 1) > start) hi = mid;
+        else lo = mid + 1;
+    }
+    const std::size_t first = lo;
+    hi = parts;  // first part that starts at or after stop
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (start_of(mid) >= stop) hi = mid;
+        else lo = mid + 1;
+    }
+    return {first, std::max(first, lo)};
+}
+
+}  // namespace
+
+std::pair<std::size_t, std::size_t> parts_meeting(const shape_t& offsets, std::size_t start, std::size_t stop) {
+    DISTDL_REQUIRE(!offsets.empty(), "parts_meeting: offsets need one entry more than the parts, got none");
+    return meeting(offsets.size() - 1, start, stop, [&](std::size_t i) { return offsets[i]; });
+}
+
+std::pair<std::size_t, std::size_t> balanced_parts_meeting(std::size_t n, std::size_t parts, std::size_t start,
+                                                           std::size_t stop) {
+    DISTDL_REQUIRE(parts > 0, "balanced_parts_meeting: cannot split over 0 parts");
+    return meeting(parts, start, stop, [&](std::size_t i) { return (n / parts) * i + std::min(i, n % parts); });
+}
+
 std::size_t ravel_index(const shape_t& index, const shape_t& shape) {
     DISTDL_REQUIRE(index.size() == shape.size(), "ravel_index: index " << format_list(index) << " for shape " << format_list(shape));
     std::size_t flat = 0;

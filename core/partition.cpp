@@ -4,35 +4,29 @@
 #include <numeric>
 
 #include "core/decomposition.hpp"
+#include "core/detail/shared_members.hpp"
 #include "core/detail/team_planning.hpp"
 
 namespace distdl {
 
-namespace {
-
-std::vector<int> iota_ranks(int n) {
-    std::vector<int> r(static_cast<std::size_t>(n));
-    std::iota(r.begin(), r.end(), 0);
-    return r;
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------- partition
 
-partition::partition(std::shared_ptr<communicator> world, std::vector<int> members, shape_t shape)
+partition::partition(std::shared_ptr<communicator> world, std::shared_ptr<const std::vector<int>> members, shape_t shape)
     : world_(std::move(world)), members_(std::move(members)), shape_(std::move(shape)) {}
+
+partition::partition(std::shared_ptr<communicator> world, std::vector<int> members, shape_t shape)
+    : partition(std::move(world), detail::shared_members(std::move(members)), std::move(shape)) {}
 
 partition partition::world(std::shared_ptr<communicator> world) {
     DISTDL_REQUIRE_AS(world != nullptr, partition_error, "partition::world: no communicator given");
     const int n = world->size();
-    partition p(world, iota_ranks(n), shape_t{static_cast<std::size_t>(n)});
+    partition p(world, detail::shared_iota(n), shape_t{static_cast<std::size_t>(n)});
     p.comm_ = p.world_;
     return p;
 }
 
 void partition::connect() {
-    if (rank_in_this(world_->rank()) >= 0) comm_ = world_->create_sub(members_);
+    if (rank_in_this(world_->rank()) >= 0) comm_ = world_->create_sub(*members_);
 }
 
 shape_t partition::index() const { return active() ? shape_t{static_cast<std::size_t>(rank())} : shape_t{}; }
@@ -40,12 +34,12 @@ shape_t partition::index() const { return active() ? shape_t{static_cast<std::si
 void partition::require_active(const char* what) const {
     DISTDL_REQUIRE_AS(active(), partition_error,
                       what << ": world rank " << world_->rank() << " is not active in partition "
-                           << format_list(members_));
+                           << format_list(*members_));
 }
 
 int partition::rank_in_this(int world_rank) const {
-    auto it = std::find(members_.begin(), members_.end(), world_rank);
-    return it == members_.end() ? -1 : static_cast<int>(it - members_.begin());
+    auto it = std::find(members_->begin(), members_->end(), world_rank);
+    return it == members_->end() ? -1 : static_cast<int>(it - members_->begin());
 }
 
 void partition::require_same_world(const partition& other, const char* what) const {
@@ -54,7 +48,7 @@ void partition::require_same_world(const partition& other, const char* what) con
 }
 
 partition partition::create_partition_inclusive(const std::vector<int>& ranks) const {
-    std::vector<bool> seen(members_.size(), false);
+    std::vector<bool> seen(members_->size(), false);
     std::vector<int> chosen;
     chosen.reserve(ranks.size());
     for (int r : ranks) {
@@ -64,51 +58,66 @@ partition partition::create_partition_inclusive(const std::vector<int>& ranks) c
         DISTDL_REQUIRE_AS(!seen[static_cast<std::size_t>(r)], partition_error,
                           "create_partition_inclusive: rank " << r << " repeated in " << format_list(ranks));
         seen[static_cast<std::size_t>(r)] = true;
-        chosen.push_back(members_[static_cast<std::size_t>(r)]);
+        chosen.push_back((*members_)[static_cast<std::size_t>(r)]);
     }
-    partition p(world_, chosen, shape_t{chosen.size()});
-    if (chosen == members_) p.comm_ = comm_;  // the same team: no new communicator needed
-    else p.connect();
+    if (chosen == *members_) {  // the same team: no new list or communicator needed
+        partition p(world_, members_, shape_t{chosen.size()});
+        p.comm_ = comm_;
+        return p;
+    }
+    const shape_t shape{chosen.size()};
+    partition p(world_, std::move(chosen), shape);
+    p.connect();
     return p;
 }
 
 partition partition::create_partition_union(const partition& other) const {
     require_same_world(other, "create_partition_union");
-    std::vector<int> joined = members_;
     // Membership by world rank, in one pass (a search per member costs O(n^2) per worker).
     std::vector<bool> present(static_cast<std::size_t>(world_->size()), false);
-    for (int m : members_) present[static_cast<std::size_t>(m)] = true;
-    for (int m : other.members_)
+    for (int m : *members_) present[static_cast<std::size_t>(m)] = true;
+    std::vector<int> added;
+    for (int m : *other.members_)
         if (!present[static_cast<std::size_t>(m)]) {
             present[static_cast<std::size_t>(m)] = true;
-            joined.push_back(m);
+            added.push_back(m);
         }
-    partition p(world_, joined, shape_t{joined.size()});
-    if (joined == members_) p.comm_ = comm_;
-    else p.connect();
+    if (added.empty()) {  // the same team
+        partition p(world_, members_, shape_t{members_->size()});
+        p.comm_ = comm_;
+        return p;
+    }
+    std::vector<int> joined;
+    joined.reserve(members_->size() + added.size());
+    joined.insert(joined.end(), members_->begin(), members_->end());
+    joined.insert(joined.end(), added.begin(), added.end());
+    const shape_t shape{joined.size()};
+    partition p(world_, std::move(joined), shape);
+    p.connect();
     return p;
 }
 
 cartesian_partition partition::create_cartesian_topology_partition(const shape_t& shape) const {
     DISTDL_REQUIRE_AS(!shape.empty(), partition_error, "create_cartesian_topology_partition: empty shape");
-    DISTDL_REQUIRE_AS(volume(shape) == members_.size(), partition_error,
+    DISTDL_REQUIRE_AS(volume(shape) == members_->size(), partition_error,
                       "create_cartesian_topology_partition: shape " << format_list(shape) << " holds " << volume(shape)
                                                                     << " workers but the partition has "
-                                                                    << members_.size());
+                                                                    << members_->size());
     cartesian_partition p(world_, members_, shape);
     p.comm_ = comm_;  // same team, same order: the grid is only a view of it
     return p;
 }
 
 bool partition::operator==(const partition& other) const {
-    return world_ == other.world_ && members_ == other.members_ && shape_ == other.shape_;
+    return world_ == other.world_ && (members_ == other.members_ || *members_ == *other.members_) &&
+           shape_ == other.shape_;
 }
 
 // ---------------------------------------------------------------- cartesian_partition
 
 void cartesian_partition::require_known_team(const char* what) const {
-    DISTDL_REQUIRE_AS(members_.size() == volume(shape_), partition_error,
-                      what << ": a partition of shape " << format_list(shape_) << " names " << members_.size()
+    DISTDL_REQUIRE_AS(members_->size() == volume(shape_), partition_error,
+                      what << ": a partition of shape " << format_list(shape_) << " names " << members_->size()
                            << " workers on world rank " << world_->rank()
                            << " (a per-team partition held by a worker outside its team)");
 }
@@ -157,21 +166,47 @@ cartesian_partition cartesian_partition::create_cartesian_subtopology_partition(
     for (std::size_t d = 0; d < shape_.size(); ++d)
         if (remain_dims[d]) sub_shape.push_back(shape_[d]);
     if (sub_shape.empty()) sub_shape.push_back(1);  // keeping no dimension leaves each worker alone
-    if (!active()) return cartesian_partition(world_, {}, sub_shape);
+    if (!active()) return cartesian_partition(world_, detail::shared_members({}), sub_shape);
+
+    if (std::all_of(remain_dims.begin(), remain_dims.end(), [](bool keep) { return keep; })) {
+        cartesian_partition p(world_, members_, sub_shape);  // every dimension kept: the same team
+        p.comm_ = comm_;
+        return p;
+    }
 
     // My team: the workers whose coordinates agree with mine outside the kept dimensions, in
-    // rank order (which is row-major over the kept dimensions).
+    // rank order, which is row-major over the kept dimensions: counted off directly, without
+    // visiting the other teams.
+    const std::size_t dim = shape_.size();
     const shape_t mine = index();
-    std::vector<int> team;
-    for (int r = 0; r < size(); ++r) {
-        const shape_t c = cartesian_index(r);
-        bool same = true;
-        for (std::size_t d = 0; d < c.size() && same; ++d) same = remain_dims[d] || c[d] == mine[d];
-        if (same) team.push_back(members_[static_cast<std::size_t>(r)]);
+    shape_t stride(dim, 1);
+    for (std::size_t d = dim - 1; d-- > 0;) stride[d] = stride[d + 1] * shape_[d + 1];
+    std::size_t base = 0;
+    std::vector<std::size_t> kept;
+    for (std::size_t d = 0; d < dim; ++d) {
+        if (remain_dims[d]) kept.push_back(d);
+        else base += mine[d] * stride[d];
     }
-    cartesian_partition p(world_, team, sub_shape);
-    if (team == members_) p.comm_ = comm_;
-    else p.connect();
+    const std::size_t count = volume(sub_shape);
+    std::vector<int> team;
+    team.reserve(count);
+    shape_t at(kept.size(), 0);  // odometer over the kept dimensions, last fastest
+    for (std::size_t i = 0; i < count; ++i) {
+        std::size_t r = base;
+        for (std::size_t k = 0; k < kept.size(); ++k) r += at[k] * stride[kept[k]];
+        team.push_back((*members_)[r]);
+        for (std::size_t k = kept.size(); k-- > 0;) {
+            if (++at[k] < shape_[kept[k]]) break;
+            at[k] = 0;
+        }
+    }
+    if (team == *members_) {
+        cartesian_partition p(world_, members_, sub_shape);
+        p.comm_ = comm_;
+        return p;
+    }
+    cartesian_partition p(world_, std::move(team), sub_shape);
+    p.connect();
     return p;
 }
 
@@ -186,7 +221,7 @@ partition cartesian_partition::create_allreduction_partition(const std::vector<s
         keep[a] = true;
     }
     cartesian_partition grid = create_cartesian_subtopology_partition(keep);
-    partition p(world_, grid.members_, shape_t{grid.members_.size()});
+    partition p(world_, grid.members_, shape_t{grid.members_->size()});
     p.comm_ = grid.comm_;
     return p;
 }
@@ -201,7 +236,7 @@ static team_pair connect_plan(const std::shared_ptr<communicator>& world, const 
         if (k >= 0 && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
     std::sort(keys.begin(), keys.end());
     for (long k : keys) {
-        partition team = partition::world(world).create_partition_inclusive(plan.teams[static_cast<std::size_t>(k)]);
+        partition team = partition::world(world).create_partition_inclusive(plan.teams.at(k));
         if (k == plan.send_key) out.send = team;
         if (k == plan.recv_key) out.recv = team;
     }
@@ -226,7 +261,7 @@ team_pair cartesian_partition::create_team_pair_to(const cartesian_partition& de
     require_known_team(layer);
     dest.require_known_team(layer);
     const detail::team_plan plan = detail::plan_team_pair(*this, dest, transpose_src, transpose_dest, broadcast);
-    return connect_plan(world_, plan, partition(world_, {}, shape_t{0}));
+    return connect_plan(world_, plan, partition(world_, detail::shared_members({}), shape_t{0}));
 }
 
 }  // namespace distdl

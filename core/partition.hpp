@@ -5,6 +5,8 @@
 // knows its shape and, for partitions made by create_partition_inclusive / _union /
 // create_cartesian_topology_partition, its members. The per-team partitions (subtopology,
 // all-reduction, broadcast and reduction teams) name no members on workers outside them.
+// Member lists are immutable and shared: equal lists are one object in the process (the
+// simulator runs every worker as a thread; per-worker copies would cost O(n^2) memory).
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -25,7 +27,7 @@ class partition {
     static partition world(std::shared_ptr<communicator> world);
 
     // Number of workers, and this worker's position in the team (-1 when inactive).
-    int size() const { return static_cast<int>(members_.size()); }
+    int size() const { return static_cast<int>(members_->size()); }
     int rank() const { return comm_ ? comm_->rank() : -1; }
     bool active() const { return comm_ != nullptr; }
     // A plain partition is 1-dimensional: shape {size}, index {rank}.
@@ -33,7 +35,7 @@ class partition {
     shape_t index() const;
 
     // World ranks of the team, in partition order.
-    const std::vector<int>& members() const { return members_; }
+    const std::vector<int>& members() const { return *members_; }
     // This worker's communicator over the team (null when inactive).
     const std::shared_ptr<communicator>& comm() const { return comm_; }
     const std::shared_ptr<communicator>& world_comm() const { return world_; }
@@ -63,6 +65,8 @@ class partition {
     std::vector<std::vector<T>> allgather_data(const std::vector<T>& values) const;
 
   protected:
+    partition(std::shared_ptr<communicator> world, std::shared_ptr<const std::vector<int>> members, shape_t shape);
+    // Shares an existing copy of `members` when there is one (core/detail/shared_members).
     partition(std::shared_ptr<communicator> world, std::vector<int> members, shape_t shape);
     // Members of the world create the team communicator; others stay inactive.
     void connect();
@@ -71,7 +75,7 @@ class partition {
     void require_same_world(const partition& other, const char* what) const;
 
     std::shared_ptr<communicator> world_;
-    std::vector<int> members_;
+    std::shared_ptr<const std::vector<int>> members_;  // never null
     shape_t shape_;
     std::shared_ptr<communicator> comm_;
 
@@ -143,7 +147,7 @@ std::vector<T> partition::broadcast_data(std::vector<T> data, const partition& s
     const int root = rank_in_this(source.members().front());
     DISTDL_REQUIRE_AS(root >= 0, partition_error,
                       "broadcast_data: source worker " << source.members().front() << " is not in this partition "
-                                                       << format_list(members_));
+                                                       << format_list(*members_));
     return broadcast_data(std::move(data), root);
 }
 
@@ -151,7 +155,7 @@ template <class T>
 std::vector<T> partition::allgather_data(const T& value) const {
     static_assert(std::is_trivially_copyable<T>::value, "allgather_data needs trivially copyable values");
     require_active("allgather_data");
-    std::vector<T> all(members_.size());
+    std::vector<T> all(members_->size());
     comm_->all_gather(&value, all.data(), sizeof(T), dtype::byte);
     return all;
 }
@@ -164,9 +168,9 @@ std::vector<std::vector<T>> partition::allgather_data(const std::vector<T>& valu
     for (auto l : lengths) longest = std::max(longest, l);
     std::vector<T> padded(longest);
     std::copy(values.begin(), values.end(), padded.begin());
-    std::vector<T> flat(longest * members_.size());
+    std::vector<T> flat(longest * members_->size());
     comm_->all_gather(padded.data(), flat.data(), longest * sizeof(T), dtype::byte);
-    std::vector<std::vector<T>> all(members_.size());
+    std::vector<std::vector<T>> all(members_->size());
     for (std::size_t r = 0; r < all.size(); ++r)
         all[r].assign(flat.begin() + r * longest, flat.begin() + r * longest + lengths[r]);
     return all;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "core/decomposition.hpp"
 #include "core/detail/box_exchange.hpp"
@@ -68,7 +69,6 @@ struct repartition<T>::state {
     cartesian_partition P_y;
     partition P_union;
     repartition_options options;
-    std::vector<int> y_to_union;  // union rank of each P_y worker (P_x worker r is union rank r)
     int x_rank = -1;              // this worker in P_x / P_y (-1 when not a member)
     int y_rank = -1;
 
@@ -81,6 +81,9 @@ struct repartition<T>::state {
     state(const cartesian_partition& px, const cartesian_partition& py, repartition_options opts)
         : P_x(px), P_y(py), P_union(px.create_partition_union(py)), options(std::move(opts)) {}
 
+    // Union rank of a world rank of the union (P_x worker r is union rank r). A search, used
+    // for a worker's few peers only: a table for every P_y worker would cost O(n) per worker.
+    int union_rank_of(int world_rank) const { return index_of(P_union.members(), world_rank); }
     std::string describe() const {
         return "Repartition from P_x shape " + format_list(P_x.shape()) + " to P_y shape " + format_list(P_y.shape());
     }
@@ -177,18 +180,24 @@ void repartition<T>::state::build_plan(const std::vector<std::vector<std::size_t
     if (x_rank >= 0) {
         in_box = x_box(x_rank);
         plan.source_shape = in_box.extent();
-        for (int r = 0; r < P_y.size(); ++r) {
-            const int peer = y_to_union[static_cast<std::size_t>(r)];
+        // Only the P_y workers whose boxes can meet mine (a binary search per dimension), so
+        // planning costs O(peers), not O(workers), per worker.
+        shape_t first(dim), last(dim);
+        for (std::size_t d = 0; d < dim; ++d)
+            std::tie(first[d], last[d]) = balanced_parts_meeting(global_shape[d], py[d], in_box.start[d], in_box.stop[d]);
+        for_each_grid_index(first, last, py, [&](std::size_t flat) {
+            const int r = static_cast<int>(flat);
             const index_box overlap = intersect(in_box, y_box(r));
-            if (overlap.empty()) continue;
+            if (overlap.empty()) return;
+            const int peer = union_rank_of(P_y.members()[flat]);
             if (peer == me) {
                 plan.has_self = true;
                 plan.self.source_start = start_in(overlap, in_box);
                 plan.self.extent = overlap.extent();
-                continue;
+                return;
             }
             plan.sends.push_back({peer, start_in(overlap, in_box), overlap.extent()});
-        }
+        });
         std::sort(plan.sends.begin(), plan.sends.end(),
                   [](const detail::box_transfer& a, const detail::box_transfer& b) { return a.peer < b.peer; });
     }
@@ -196,12 +205,16 @@ void repartition<T>::state::build_plan(const std::vector<std::vector<std::size_t
         out_box = y_box(y_rank);
         plan.dest_shape = out_box.extent();
         if (plan.has_self) plan.self.dest_start = start_in(intersect(in_box, out_box), out_box);
-        for (int r = 0; r < P_x.size(); ++r) {
-            if (r == me) continue;  // already found above
+        shape_t first(dim), last(dim);
+        for (std::size_t d = 0; d < dim; ++d)
+            std::tie(first[d], last[d]) = parts_meeting(offset[d], out_box.start[d], out_box.stop[d]);
+        for_each_grid_index(first, last, px, [&](std::size_t flat) {
+            const int r = static_cast<int>(flat);
+            if (r == me) return;  // already found above
             const index_box overlap = intersect(x_box(r), out_box);
-            if (overlap.empty()) continue;
+            if (overlap.empty()) return;
             plan.receives.push_back({r, start_in(overlap, out_box), overlap.extent()});
-        }
+        });
     }
     in_shape = plan.source_shape;
     out_shape = plan.dest_shape;
@@ -232,11 +245,6 @@ repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_part
     state_ = std::make_unique<state>(P_x, P_y, options);
     auto& st = *state_;
     const auto& union_members = st.P_union.members();
-    // Union position of every world rank, in one pass (a search per member costs O(n^2) per worker).
-    std::vector<int> union_position(static_cast<std::size_t>(P_x.world_comm()->size()), -1);
-    for (std::size_t i = 0; i < union_members.size(); ++i)
-        union_position[static_cast<std::size_t>(union_members[i])] = static_cast<int>(i);
-    for (int w : P_y.members()) st.y_to_union.push_back(union_position[static_cast<std::size_t>(w)]);
     if (st.P_union.active()) {
         const int world_rank = union_members[static_cast<std::size_t>(st.P_union.rank())];
         st.x_rank = index_of(P_x.members(), world_rank);

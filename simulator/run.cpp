@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "simulator/context.hpp"
+#include "simulator/futex_hash.hpp"
 #include "simulator/sim_communicator.hpp"
 #include "simulator/world.hpp"
 
@@ -13,6 +14,7 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
     DISTDL_REQUIRE(nranks >= 1, "sim::run: the number of ranks must be at least 1, got " << nranks);
     DISTDL_REQUIRE(static_cast<bool>(body), "sim::run: the body is empty");
 
+    widen_futex_hash(nranks);  // nearly every rank's thread is blocked at any time
     auto owner = std::make_shared<world>(nranks);
     std::vector<int> everyone(static_cast<std::size_t>(nranks));
     std::iota(everyone.begin(), everyone.end(), 0);

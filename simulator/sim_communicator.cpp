@@ -203,6 +203,13 @@ std::uint64_t member_set_key(const std::vector<int>& sorted) {
 sim_communicator::sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank)
     : world_(std::move(owner)), context_(std::move(context)), rank_(rank) {}
 
+void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const std::vector<int>& world_ranks) {
+    if (world_ranks.empty()) return;
+    held.unlock();
+    for (int w : world_ranks) world_->signal(w);
+    held.lock();
+}
+
 request sim_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
     const std::size_t bytes = count * size_of(type);
     auto sent = std::make_unique<send_request>(world_, context_, rank_, dest, tag, buf, count, type);
@@ -235,7 +242,9 @@ request sim_communicator::do_isend(const void* buf, std::size_t count, dtype typ
         held.lock();
     }
     queued.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
-    world_->notify(dest_world);
+    const bool wake = world_->mark_woken(dest_world);
+    held.unlock();
+    if (wake) world_->signal(dest_world);
     return sent;
 }
 
@@ -344,9 +353,12 @@ void sim_communicator::run_collective(collective_call call) {
             }
         }
         if (slot.done || !slot.failure.empty()) {
+            std::vector<int> wake;
             for (int r = 0; r < n; ++r)
-                if (r != rank_ && slot.calls[static_cast<std::size_t>(r)])
-                    world_->notify(context_->members[static_cast<std::size_t>(r)]);
+                if (r != rank_ && slot.calls[static_cast<std::size_t>(r)] &&
+                    world_->mark_woken(context_->members[static_cast<std::size_t>(r)]))
+                    wake.push_back(context_->members[static_cast<std::size_t>(r)]);
+            signal_unlocked(held, wake);  // the slot stays: this member has not departed
         }
     }
 
@@ -358,7 +370,9 @@ void sim_communicator::run_collective(collective_call call) {
                std::to_string(number) + ") on " + name(*context_) + ", arrived: ranks " + format_ranks(arrived) +
                ", missing: ranks " + format_ranks(missing);
     };
-    world_->wait_until(held, world_rank(), ready, describe_wait);
+    // The last arrival is done already (it may have let go of the lock to signal the others:
+    // an abort since then must not stop it from doing its share, which the others wait for).
+    if (!ready()) world_->wait_until(held, world_rank(), ready, describe_wait);
 
     if (slot.failure.empty() && slot.in_shares) {
         // Each member moves its own share outside the lock, in parallel with the others, then
@@ -375,8 +389,11 @@ void sim_communicator::run_collective(collective_call call) {
         }
         held.lock();
         if (++slot.shares_done == n) {
+            std::vector<int> wake;
             for (int r = 0; r < n; ++r)
-                if (r != rank_) world_->notify(context_->members[static_cast<std::size_t>(r)]);
+                if (r != rank_ && world_->mark_woken(context_->members[static_cast<std::size_t>(r)]))
+                    wake.push_back(context_->members[static_cast<std::size_t>(r)]);
+            signal_unlocked(held, wake);
         }
         world_->wait_for_peers(held, world_rank(), [&] { return slot.shares_done == n; });
         if (share_failure) {
@@ -459,7 +476,8 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
     // the n-th creation over the same member set meets in the same slot (as in MPI, creations
     // over one group must be called in the same order by its members).
     std::vector<int> members_sorted = ranks;
-    std::sort(members_sorted.begin(), members_sorted.end());
+    if (!std::is_sorted(members_sorted.begin(), members_sorted.end()))  // teams usually come sorted
+        std::sort(members_sorted.begin(), members_sorted.end());
     const std::uint64_t serial = creations_called_[member_set_key(members_sorted)]++;
     auto key = std::make_pair(std::move(members_sorted), serial);
 
@@ -490,8 +508,11 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
             world_->register_context(slot.created);
         }
         if (slot.created || !slot.failure.empty()) {
+            std::vector<int> wake;
             for (int r : slot.arrived)
-                if (r != rank_) world_->notify(context_->members[static_cast<std::size_t>(r)]);
+                if (r != rank_ && world_->mark_woken(context_->members[static_cast<std::size_t>(r)]))
+                    wake.push_back(context_->members[static_cast<std::size_t>(r)]);
+            signal_unlocked(held, wake);  // the slot stays: this member has not departed
         }
     }
 
@@ -507,7 +528,7 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
         return "waits in create_sub(" + format_ranks(ranks) + ") on " + name(*context_) + ", arrived: ranks " +
                format_ranks(arrived) + ", missing: ranks " + format_ranks(missing);
     };
-    world_->wait_until(held, world_rank(), ready, describe_wait);
+    if (!ready()) world_->wait_until(held, world_rank(), ready, describe_wait);  // the last arrival is done
 
     const auto created = slot.created;
     const std::string failure = slot.failure;

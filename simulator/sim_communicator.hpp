@@ -41,6 +41,9 @@ class sim_communicator final : public communicator {
   private:
     int world_rank() const { return context_->members[static_cast<std::size_t>(rank_)]; }
     void run_collective(collective_call call);
+    // Signals ranks marked woken (world::mark_woken) with the lock released, then retakes it:
+    // woken ranks find the lock free instead of blocking on it again, one after another.
+    void signal_unlocked(std::unique_lock<std::mutex>& held, const std::vector<int>& world_ranks);
 
     std::shared_ptr<world> world_;
     std::shared_ptr<context_state> context_;

@@ -18,12 +18,18 @@ void world::throw_if_aborted() const {
 }
 
 void world::notify(int world_rank) {
+    mark_woken(world_rank);
+    signal(world_rank);
+}
+
+bool world::mark_woken(int world_rank) {
     auto& r = ranks_[static_cast<std::size_t>(world_rank)];
-    if (r.blocked && !r.woken) {
+    if (r.blocked) {
+        if (r.woken) return false;  // already signalled
         r.woken = true;
         ++running_;
     }
-    r.wake.notify_one();
+    return true;  // a rank not counted as blocked may be in wait_for_peers
 }
 
 void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready,

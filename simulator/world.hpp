@@ -46,6 +46,12 @@ class world {
     void register_context(std::shared_ptr<context_state> context) { contexts_.push_back(std::move(context)); }
     // Wakes a rank that may be able to continue.
     void notify(int world_rank);
+    // The same in two steps, so that the signal can be sent after the lock is released (a rank
+    // signalled under the lock wakes only to block on it again): marks the rank woken and says
+    // whether it must be signalled (false only when it already was); then signal(), with or
+    // without the lock.
+    bool mark_woken(int world_rank);
+    void signal(int world_rank) { ranks_[static_cast<std::size_t>(world_rank)].wake.notify_one(); }
     // Blocks `world_rank` until ready() holds (evaluated under the lock). While it waits,
     // describe() says what for ("waits in barrier() on ...") if a deadlock is reported. Throws
     // sim::deadlock if this wait is part of a deadlock, sim::aborted if the world is aborted.

@@ -80,6 +80,8 @@ struct case_problem {
 };
 
 template <class T>
+// The spec outlives the problem, so the problem's functions may refer to it instead of copying
+// its worker lists (the simulator runs every worker of a case in one process).
 using problem_factory = std::function<case_problem<T>(const case_spec&, const case_world&)>;
 
 struct layer_runner {

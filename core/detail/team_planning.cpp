@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/decomposition.hpp"
 #include "core/error.hpp"
 
 namespace distdl::detail {
@@ -43,31 +44,88 @@ std::string describe(const char* role, const shape_t& shape, bool transposed) {
     return std::string(role) + " shape " + format_list(shape) + (transposed ? " (transposed)" : "");
 }
 
+// Where the matched dimensions of a worker with key `key` stand, in effective coordinates (the
+// inverse of pairing_key; unmatched dimensions are left 0).
+shape_t coords_of_key(std::size_t key, const shape_t& extents, const std::vector<std::size_t>& matched,
+                      bool transposed, std::size_t dim) {
+    shape_t e(dim, 0);
+    if (transposed) {
+        for (auto d : matched) {
+            e[d] = key % extents[d];
+            key /= extents[d];
+        }
+    } else {
+        for (auto it = matched.rbegin(); it != matched.rend(); ++it) {
+            e[*it] = key % extents[*it];
+            key /= extents[*it];
+        }
+    }
+    return e;
+}
+
+// The effective dimension of original dimension i of a partition with `nd` dimensions.
+std::size_t effective_dim(std::size_t i, std::size_t nd, bool transposed, std::size_t dim) {
+    return dim - nd + (transposed ? nd - 1 - i : i);
+}
+
+std::size_t key_of(const cartesian_partition& p, int rank, bool transposed, std::size_t dim,
+                   const std::vector<std::size_t>& matched, const shape_t& extents) {
+    return pairing_key(effective_coords(p.cartesian_index(rank), transposed, dim), extents, matched, transposed);
+}
+
 // Teams between a partition `one` (one worker per key: the broadcast source or the reduction
-// destination) and `many` (several workers per key). The caller checked the rules.
+// destination) and `many` (several workers per key). The caller checked the rules. Team k is
+// the worker of `one` with key k, then the workers of `many` with key k in rank order (without
+// the first if it is also there); only this worker's teams are built.
 team_plan plan_teams(const cartesian_partition& one, bool one_transposed, const cartesian_partition& many,
-                            bool many_transposed, std::size_t dim, const std::vector<std::size_t>& matched,
-                            const shape_t& extents, int world_rank, bool one_sends) {
-    std::size_t keys = 1;
-    for (auto d : matched) keys *= extents[d];
+                     bool many_transposed, std::size_t dim, const std::vector<std::size_t>& matched,
+                     const shape_t& extents, bool one_sends) {
     team_plan plan;
-    plan.teams.assign(keys, {});
-    std::vector<std::vector<int>> others(keys);
-    for (int r = 0; r < one.size(); ++r) {
-        const auto key = pairing_key(effective_coords(one.cartesian_index(r), one_transposed, dim), extents, matched,
-                                     one_transposed);
-        const int w = one.members()[static_cast<std::size_t>(r)];
-        plan.teams[key].push_back(w);
-        if (w == world_rank) (one_sends ? plan.send_key : plan.recv_key) = static_cast<long>(key);
+    // A worker's position in a partition is its rank there (inactive: not a member).
+    if (one.active())
+        (one_sends ? plan.send_key : plan.recv_key) =
+            static_cast<long>(key_of(one, one.rank(), one_transposed, dim, matched, extents));
+    if (many.active())
+        (one_sends ? plan.recv_key : plan.send_key) =
+            static_cast<long>(key_of(many, many.rank(), many_transposed, dim, matched, extents));
+
+    for (long k : {plan.send_key, plan.recv_key}) {
+        if (k < 0 || plan.teams.count(k)) continue;
+        const auto key = static_cast<std::size_t>(k);
+        std::vector<int>& team = plan.teams[k];
+        // The root: unmatched dimensions of `one` have extent 1 (the rules), so coordinate 0.
+        const shape_t& one_shape = one.shape();
+        const shape_t e_one = coords_of_key(key, extents, matched, one_transposed, dim);
+        shape_t c_one(one_shape.size());
+        for (std::size_t i = 0; i < c_one.size(); ++i) c_one[i] = e_one[effective_dim(i, c_one.size(), one_transposed, dim)];
+        const int root = one.members()[ravel_index(c_one, one_shape)];
+        team.push_back(root);
+        // The others: the workers of `many` whose matched coordinates are the key's, counted off
+        // in rank order (row-major over `many`'s dimensions, the free ones as an odometer).
+        const shape_t& many_shape = many.shape();
+        const std::size_t nd = many_shape.size();
+        const shape_t e_many = coords_of_key(key, extents, matched, many_transposed, dim);
+        std::vector<bool> fixed(nd, false);
+        shape_t c(nd, 0);
+        for (auto d : matched) {
+            const std::size_t i = many_transposed ? nd - 1 - (d - (dim - nd)) : d - (dim - nd);
+            fixed[i] = true;
+            c[i] = e_many[d];
+        }
+        std::size_t count = 1;
+        for (std::size_t i = 0; i < nd; ++i)
+            if (!fixed[i]) count *= many_shape[i];
+        team.reserve(count + 1);
+        for (std::size_t n = 0; n < count; ++n) {
+            const int w = many.members()[ravel_index(c, many_shape)];
+            if (w != root) team.push_back(w);
+            for (std::size_t i = nd; i-- > 0;) {
+                if (fixed[i]) continue;
+                if (++c[i] < many_shape[i]) break;
+                c[i] = 0;
+            }
+        }
     }
-    for (int r = 0; r < many.size(); ++r) {
-        const auto key = pairing_key(effective_coords(many.cartesian_index(r), many_transposed, dim), extents,
-                                     matched, many_transposed);
-        const int w = many.members()[static_cast<std::size_t>(r)];
-        if (w != plan.teams[key].front()) others[key].push_back(w);
-        if (w == world_rank) (one_sends ? plan.recv_key : plan.send_key) = static_cast<long>(key);
-    }
-    for (std::size_t k = 0; k < keys; ++k) plan.teams[k].insert(plan.teams[k].end(), others[k].begin(), others[k].end());
     return plan;
 }
 
@@ -99,8 +157,7 @@ team_plan plan_team_pair(const cartesian_partition& P_x, const cartesian_partiti
                           problem() << " (dimension " << d << ": " << xs[d] << " vs " << ys[d] << ")");
         if (xs[d] == ys[d]) matched.push_back(d);
     }
-    return plan_teams(one, one_transposed, many, many_transposed, dim, matched, broadcast ? ys : xs,
-                      P_x.world_comm()->rank(), broadcast);
+    return plan_teams(one, one_transposed, many, many_transposed, dim, matched, broadcast ? ys : xs, broadcast);
 }
 
 }  // namespace distdl::detail

@@ -83,3 +83,48 @@ TEST(errors, require_throws_typed_error_with_message) {
     EXPECT_THROW(DISTDL_REQUIRE(false, "x"), invalid_argument);
     EXPECT_NO_THROW(DISTDL_REQUIRE(true, "x"));
 }
+
+// parts_meeting / balanced_parts_meeting against a scan of every part: every part that meets
+// [start, stop) lies in the range, and every part in it either meets it or is empty.
+TEST(meeting, ranges_agree_with_a_scan_of_every_part) {
+    for (std::size_t n : {0u, 1u, 5u, 7u, 16u, 33u})
+        for (std::size_t parts : {1u, 2u, 3u, 5u, 8u, 40u})
+            for (std::size_t start = 0; start <= n; ++start)
+                for (std::size_t stop = start; stop <= n; ++stop) {
+                    const auto [first, last] = balanced_parts_meeting(n, parts, start, stop);
+                    ASSERT_LE(first, last);
+                    ASSERT_LE(last, parts);
+                    for (std::size_t i = 0; i < parts; ++i) {
+                        const std::size_t a = balanced_start(n, parts, i), b = balanced_stop(n, parts, i);
+                        const bool meets = std::max(a, start) < std::min(b, stop);
+                        const bool inside = i >= first && i < last;
+                        if (meets) {
+                            ASSERT_TRUE(inside) << n << " over " << parts << ", part " << i << ", [" << start << ","
+                                                << stop << ")";
+                        }
+                        if (inside) {
+                            ASSERT_TRUE(meets || a == b) << n << " over " << parts << ", part " << i;
+                        }
+                    }
+                }
+    // Arbitrary offsets, empty parts included.
+    const shape_t offsets{0, 3, 3, 4, 9, 9, 12};
+    EXPECT_EQ(parts_meeting(offsets, 0, 3), (std::pair<std::size_t, std::size_t>{0, 1}));
+    EXPECT_EQ(parts_meeting(offsets, 2, 5), (std::pair<std::size_t, std::size_t>{0, 4}));
+    EXPECT_EQ(parts_meeting(offsets, 3, 4), (std::pair<std::size_t, std::size_t>{2, 3}));
+    EXPECT_EQ(parts_meeting(offsets, 9, 12), (std::pair<std::size_t, std::size_t>{5, 6}));
+    EXPECT_EQ(parts_meeting(offsets, 5, 5).first, parts_meeting(offsets, 5, 5).second);  // empty interval
+}
+
+TEST(meeting, grid_indices_in_increasing_order) {
+    std::vector<std::size_t> seen;
+    for_each_grid_index({1, 0, 2}, {3, 2, 4}, {3, 2, 5}, [&](std::size_t flat) { seen.push_back(flat); });
+    std::vector<std::size_t> want;
+    for (std::size_t a = 1; a < 3; ++a)
+        for (std::size_t b = 0; b < 2; ++b)
+            for (std::size_t c = 2; c < 4; ++c) want.push_back(ravel_index({a, b, c}, {3, 2, 5}));
+    EXPECT_EQ(seen, want);
+    seen.clear();
+    for_each_grid_index({1, 0}, {1, 2}, {3, 2}, [&](std::size_t flat) { seen.push_back(flat); });
+    EXPECT_TRUE(seen.empty());
+}

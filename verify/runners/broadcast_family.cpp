@@ -19,8 +19,11 @@ using runners::pieces_of;
 using runners::place;
 using runners::rank_in;
 
+// Refers to the case's worker lists rather than copying them: every simulated worker builds
+// its own problem, and copies would cost O(n) per worker (the spec outlives the problem).
 struct pairing {
-    std::vector<int> x_workers, y_workers;
+    const std::vector<int>* x_workers = nullptr;
+    const std::vector<int>* y_workers = nullptr;
     shape_t P_x_shape, P_y_shape;
     bool transpose_src = false, transpose_dest = false, preserve_batch = true;
     int world_size = 0;
@@ -28,8 +31,8 @@ struct pairing {
 
 pairing pairing_of(const case_spec& spec) {
     pairing p;
-    p.x_workers = spec.partition("P_x").workers;
-    p.y_workers = spec.partition("P_y").workers;
+    p.x_workers = &spec.partition("P_x").workers;
+    p.y_workers = &spec.partition("P_y").workers;
     p.P_x_shape = spec.partition("P_x").shape;
     p.P_y_shape = spec.partition("P_y").shape;
     p.transpose_src = spec.flag("transpose_src", false);
@@ -61,15 +64,15 @@ case_problem<T> make_broadcast(const case_spec& spec, const case_world& world) {
     case_problem<T> problem;
     problem.layer = std::make_unique<broadcast<T>>(world.get("P_x"), world.get("P_y"), options_of(p));
     problem.input = [p, shape = spec.x_shape](std::uint64_t seed) {
-        return runners::random_on<T>(p.x_workers, shape, p.world_size, seed);
+        return runners::random_on<T>(*p.x_workers, shape, p.world_size, seed);
     };
     problem.forward = [p](const std::vector<tensor<T>>& x) {
-        return route<T>(x, p.x_workers, p.y_workers, p, [&](const std::vector<tensor<T>>& pieces) {
+        return route<T>(x, *p.x_workers, *p.y_workers, p, [&](const std::vector<tensor<T>>& pieces) {
             return ref::broadcast(pieces, p.P_x_shape, p.P_y_shape, p.transpose_src, p.transpose_dest);
         });
     };
     problem.adjoint = [p](const std::vector<tensor<T>>& dy) {
-        return route<T>(dy, p.y_workers, p.x_workers, p, [&](const std::vector<tensor<T>>& pieces) {
+        return route<T>(dy, *p.y_workers, *p.x_workers, p, [&](const std::vector<tensor<T>>& pieces) {
             return ref::broadcast_adjoint(pieces, p.P_x_shape, p.P_y_shape, p.transpose_src, p.transpose_dest);
         });
     };
@@ -84,15 +87,15 @@ case_problem<T> make_sum_reduce(const case_spec& spec, const case_world& world) 
     case_problem<T> problem;
     problem.layer = std::make_unique<sum_reduce<T>>(world.get("P_x"), world.get("P_y"), options_of(p));
     problem.input = [p, shape = spec.x_shape](std::uint64_t seed) {
-        return runners::random_on<T>(p.x_workers, shape, p.world_size, seed);
+        return runners::random_on<T>(*p.x_workers, shape, p.world_size, seed);
     };
     problem.forward = [p](const std::vector<tensor<T>>& x) {
-        return route<T>(x, p.x_workers, p.y_workers, p, [&](const std::vector<tensor<T>>& pieces) {
+        return route<T>(x, *p.x_workers, *p.y_workers, p, [&](const std::vector<tensor<T>>& pieces) {
             return ref::sum_reduce(pieces, p.P_x_shape, p.P_y_shape, p.transpose_src, p.transpose_dest);
         });
     };
     problem.adjoint = [p](const std::vector<tensor<T>>& dy) {
-        return route<T>(dy, p.y_workers, p.x_workers, p, [&](const std::vector<tensor<T>>& pieces) {
+        return route<T>(dy, *p.y_workers, *p.x_workers, p, [&](const std::vector<tensor<T>>& pieces) {
             return ref::sum_reduce_adjoint(pieces, p.P_x_shape, p.P_y_shape, p.transpose_src, p.transpose_dest);
         });
     };
@@ -103,18 +106,18 @@ case_problem<T> make_sum_reduce(const case_spec& spec, const case_world& world) 
 
 template <class T>
 case_problem<T> make_all_sum_reduce(const case_spec& spec, const case_world& world) {
-    const auto& part = spec.partition("P_x");
+    const auto* part = &spec.partition("P_x");  // the spec outlives the problem: no copy of its workers
     const auto axes = spec.list("axes_reduce");
     const int world_size = spec.world_size;
     case_problem<T> problem;
     problem.layer = std::make_unique<all_sum_reduce<T>>(world.get("P_x"), axes);
     problem.input = [part, world_size, shape = spec.x_shape](std::uint64_t seed) {
-        return runners::random_on<T>(part.workers, shape, world_size, seed);
+        return runners::random_on<T>(part->workers, shape, world_size, seed);
     };
     // Self-adjoint; workers outside P_x return a copy of their input.
     auto apply = [part, axes, world_size](const std::vector<tensor<T>>& in) {
-        const auto out = ref::all_sum_reduce(pieces_of(in, part.workers), part.shape, axes);
-        return place<T>(out, part.workers, world_size, [&](std::size_t w) { return in[w]; });
+        const auto out = ref::all_sum_reduce(pieces_of(in, part->workers), part->shape, axes);
+        return place<T>(out, part->workers, world_size, [&](std::size_t w) { return in[w]; });
     };
     problem.forward = apply;
     problem.adjoint = apply;

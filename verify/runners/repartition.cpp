@@ -14,8 +14,11 @@ using runners::pieces_of;
 using runners::place;
 using runners::rank_in;
 
+// Refers to the case's worker lists rather than copying them: every simulated worker builds
+// its own problem, and copies would cost O(n) per worker (the spec outlives the problem).
 struct layout {
-    std::vector<int> x_workers, y_workers;
+    const std::vector<int>* x_workers = nullptr;
+    const std::vector<int>* y_workers = nullptr;
     shape_t P_x_shape, P_y_shape, x_shape;
     input_split kind = input_split::balanced;
     bool preserve_batch = true;
@@ -24,7 +27,7 @@ struct layout {
     // What a worker in neither partition returns, and one in P_x or P_y without output.
     template <class T>
     tensor<T> idle(std::size_t w, const std::vector<tensor<T>>& in) const {
-        if (rank_in(x_workers, w) < 0 && rank_in(y_workers, w) < 0) return in[w];  // {0} stays {0}
+        if (rank_in(*x_workers, w) < 0 && rank_in(*y_workers, w) < 0) return in[w];  // {0} stays {0}
         return runners::idle_piece<T>(x_shape[0], preserve_batch);
     }
 };
@@ -32,8 +35,8 @@ struct layout {
 template <class T>
 case_problem<T> make_repartition(const case_spec& spec, const case_world& world) {
     layout l;
-    l.x_workers = spec.partition("P_x").workers;
-    l.y_workers = spec.partition("P_y").workers;
+    l.x_workers = &spec.partition("P_x").workers;
+    l.y_workers = &spec.partition("P_y").workers;
     l.P_x_shape = spec.partition("P_x").shape;
     l.P_y_shape = spec.partition("P_y").shape;
     l.x_shape = spec.x_shape;
@@ -50,18 +53,18 @@ case_problem<T> make_repartition(const case_spec& spec, const case_world& world)
         // every P_x worker the whole tensor so that the layer, not the harness, decides.
         const auto pieces = l.P_x_shape.size() == l.x_shape.size()
                                 ? runners::split_pieces(global, l.P_x_shape, l.kind)
-                                : std::vector<tensor<T>>(l.x_workers.size(), global);
-        return place<T>(pieces, l.x_workers, l.world_size, [](std::size_t) { return runners::no_piece<T>(); });
+                                : std::vector<tensor<T>>(l.x_workers->size(), global);
+        return place<T>(pieces, *l.x_workers, l.world_size, [](std::size_t) { return runners::no_piece<T>(); });
     };
     problem.forward = [l](const std::vector<tensor<T>>& x) {
-        const tensor<T> global = ref::assemble(pieces_of(x, l.x_workers), l.P_x_shape);
-        return place<T>(ref::repartition(global, l.P_y_shape), l.y_workers, l.world_size,
+        const tensor<T> global = ref::assemble(pieces_of(x, *l.x_workers), l.P_x_shape);
+        return place<T>(ref::repartition(global, l.P_y_shape), *l.y_workers, l.world_size,
                         [&](std::size_t w) { return l.idle(w, x); });
     };
     // The adjoint moves the pieces back to the input layout, unbalanced or not.
     problem.adjoint = [l](const std::vector<tensor<T>>& dy) {
-        const tensor<T> global = ref::assemble(pieces_of(dy, l.y_workers), l.P_y_shape);
-        return place<T>(runners::split_pieces(global, l.P_x_shape, l.kind), l.x_workers, l.world_size,
+        const tensor<T> global = ref::assemble(pieces_of(dy, *l.y_workers), l.P_y_shape);
+        return place<T>(runners::split_pieces(global, l.P_x_shape, l.kind), *l.x_workers, l.world_size,
                         [&](std::size_t w) { return l.idle(w, dy); });
     };
     problem.forward_exact = true;
