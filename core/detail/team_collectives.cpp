@@ -121,13 +121,13 @@ std::uint64_t copy_known(const partition& team, const tensor<T>* x, tensor<T>* y
         const std::size_t words = words_of<T>(count);
         scratch.bits_in.assign(words + 1, 0);
         scratch.bits_out.resize(words + 1);
-        if (x != nullptr && same) std::memcpy(scratch.bits_in.data(), x->data(), count * sizeof(T));
+        if (x != nullptr && same && count > 0) std::memcpy(scratch.bits_in.data(), x->data(), count * sizeof(T));
         scratch.bits_in[words] = mine;
         comm.all_reduce_sum(scratch.bits_in.data(), scratch.bits_out.data(), words + 1, dtype::uint64);
         total = scratch.bits_out[words];
         if (total == status_same && y != nullptr) {
             prepare_output(*y, cache.shape);
-            std::memcpy(y->data(), scratch.bits_out.data(), count * sizeof(T));
+            if (count > 0) std::memcpy(y->data(), scratch.bits_out.data(), count * sizeof(T));
         }
     } else {
         // The status ahead of the bulk, which then goes straight from x into y.
