@@ -12,7 +12,6 @@
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/box_exchange.hpp"
-#include "core/detail/call_status.hpp"
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
 
@@ -25,8 +24,8 @@
 // every worker, not only at grid neighbours, is what makes halos wider than a neighbour's
 // piece (small pieces, wide or dilated kernels) come out right; a worker whose window lies
 // inside its own piece (negative halo) simply receives nothing. The plan runs on the shared
-// box-exchange engine (core/detail/box_exchange.hpp); each call first agrees on the argument
-// checks (core/detail/call_status.hpp) so a wrong shape on one worker is an error on all.
+// box-exchange engine (core/detail/box_exchange.hpp), which also agrees on each call's argument
+// checks (its step 4), so a wrong shape on one worker is an error on all.
 
 namespace distdl {
 
@@ -267,10 +266,10 @@ std::string shape_problem(const tensor<T>& arg, const shape_t& expected, int me,
 
 }  // namespace
 
-// Each call: the messages are posted, then the workers of P_x agree on the argument checks
-// while the data are in flight (core/detail/call_status.hpp), so a wrong shape on one worker
-// is the same error on every worker and costs no extra round trip when all is well. A worker
-// with a wrong argument still sends its planned messages (from zeros), so nobody waits.
+// Each call: the workers of P_x agree on the argument checks along with the data (the
+// engine's step 4), so a wrong shape on one worker is the same error on every worker and costs
+// no extra round trip when all is well. A worker with a wrong argument still sends its planned
+// messages (from zeros), so nobody waits.
 template <class T>
 void halo_exchange<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     auto& st = *state_;
@@ -282,7 +281,7 @@ void halo_exchange<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     // Only the padding is zeroed: every element inside [0, n) arrives from its owner.
     detail::fill_outside_box(y.data(), st.window_shape, st.inside_start, st.inside_extent, T(0));
     const T* src = problem.empty() ? x.data() : st.stand_in(volume(st.owned_shape));
-    st.exchange->forward(comm, src, y.data(), [&] { detail::agree_on_call(comm, problem, false); });
+    st.exchange->forward(comm, src, y.data(), problem, false);
 }
 
 // The reverse of forward: ghost values go back to their owners and are added there, after
@@ -303,8 +302,7 @@ void halo_exchange<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     else
         std::fill(dx.data(), dx.data() + dx.size(), T(0));
     const T* src = problem.empty() ? dy.data() : st.stand_in(volume(st.window_shape));
-    st.exchange->reverse(comm, src, dx.data(), detail::box_op::add,
-                         [&] { detail::agree_on_call(comm, problem, false); });
+    st.exchange->reverse(comm, src, dx.data(), detail::box_op::add, problem, false);
 }
 
 template class halo_exchange<float>;

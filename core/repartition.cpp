@@ -18,12 +18,13 @@
 // of P_x and P_y take part in a call. The plan (the global shape, the box each P_x worker
 // owns, the balanced box of each P_y worker, and from them this worker's boxes to send and
 // receive) is built once and reused while the local input shapes stay the same:
-//   - each call posts its messages along the plan and, while they are in flight, all-reduces
-//     a two-word status over the union (core/detail/call_status): did any worker get a bad
-//     argument (then every worker throws the same error once the messages are done), did any
-//     worker's input shape change since the plan (then every worker rebuilds it and moves the
-//     data again). A worker whose input does not fit the plan sends zeros of the planned shape,
-//     so message counts always match and nobody waits;
+//   - each call moves the data along the plan and agrees on a status over the union (in the
+//     data messages on small unions, otherwise an all-reduce while the data are in flight:
+//     core/detail/box_exchange.hpp, step 4): did any worker get a bad argument (then every
+//     worker throws the same error once the messages are done), did any worker's input shape
+//     change since the plan (then every worker rebuilds it and moves the data again). A worker
+//     whose input does not fit the plan sends zeros of the planned shape, so message counts
+//     always match and nobody waits;
 //   - building the plan needs no per-worker table: each P_x worker adds its extent in every
 //     dimension into the slot of its grid index there (an all-reduce of sum(P_x shape) words);
 //     every worker sharing a slot must hold the same extent (each checks its own against the
@@ -305,9 +306,7 @@ void repartition<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     // worker whose input does not fit the plan sends zeros of the planned shape.
     prepare(st, y);
     const T* src = st.x_rank < 0 ? nullptr : fits_plan ? x.data() : st.stand_in(volume(st.in_shape));
-    bool changed = false;
-    st.exchange->forward(comm, src, st.y_rank >= 0 ? y.data() : nullptr,
-                         [&] { changed = detail::agree_on_call(comm, problem, !fits_plan); });
+    const bool changed = st.exchange->forward(comm, src, st.y_rank >= 0 ? y.data() : nullptr, problem, !fits_plan);
     if (!changed) return;
     // Some worker's input changed shape: learn the new layout together and move again.
     st.planned = false;
@@ -337,8 +336,7 @@ void repartition<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     else st.zero_output(dx);
     communicator& comm = *st.P_union.comm();
     const T* src = st.y_rank < 0 ? nullptr : problem.empty() ? dy.data() : st.stand_in(volume(st.out_shape));
-    st.exchange->reverse(comm, src, st.x_rank >= 0 ? dx.data() : nullptr, detail::box_op::assign,
-                         [&] { detail::agree_on_call(comm, problem, false); });
+    st.exchange->reverse(comm, src, st.x_rank >= 0 ? dx.data() : nullptr, detail::box_op::assign, problem, false);
 }
 
 template class repartition<float>;

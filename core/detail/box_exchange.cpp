@@ -1,8 +1,10 @@
 #include "core/detail/box_exchange.hpp"
 
 #include <exception>
+#include <optional>
 #include <utility>
 
+#include "core/detail/call_status.hpp"
 #include "core/error.hpp"
 
 namespace distdl::detail {
@@ -44,45 +46,127 @@ box_exchange<T>::box_exchange(box_exchange_plan plan, int forward_tag, int rever
 template <class T>
 void box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const std::function<void()>& in_flight) {
     run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, src, plan_.receives, receive_slots_,
-        receive_buffer_, plan_.dest_shape, dst, box_op::assign, forward_tag_, true, in_flight);
+        receive_buffer_, plan_.dest_shape, dst, box_op::assign, forward_tag_, true, in_flight, nullptr);
 }
 
 template <class T>
 void box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
                               const std::function<void()>& in_flight) {
     run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, dst_like, plan_.sends, send_slots_,
-        send_buffer_, plan_.source_shape, src_like, op, reverse_tag_, false, in_flight);
+        send_buffer_, plan_.source_shape, src_like, op, reverse_tag_, false, in_flight, nullptr);
 }
 
 template <class T>
-void box_exchange<T>::run(communicator& comm, const std::vector<box_transfer>& outgoing,
-                          const std::vector<slot>& out_slots, std::vector<T>& out_buffer, const shape_t& out_shape,
-                          const T* out_data, const std::vector<box_transfer>& incoming,
-                          const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
-                          T* in_data, box_op op, int tag, bool forward,
-                          const std::function<void()>& in_flight) {
+bool box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed) {
+    return agreed_run(comm, true, src, dst, box_op::assign, problem, changed);
+}
+
+template <class T>
+bool box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
+                              const std::string& problem, bool changed) {
+    return agreed_run(comm, false, dst_like, src_like, op, problem, changed);
+}
+
+namespace {
+
+// Status word bits.
+constexpr unsigned status_problem = 1;
+constexpr unsigned status_changed = 2;
+// Status-only messages use their direction's tag plus this.
+constexpr int status_tag_offset = 1 << 14;
+
+}  // namespace
+
+template <class T>
+bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op,
+                                 const std::string& problem, bool changed) {
+    const auto go = [&](const std::function<void()>& in_flight, const unsigned* status) {
+        if (forward)
+            return run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, from, plan_.receives,
+                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, in_flight, status);
+        return run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, from, plan_.sends,
+                   send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status);
+    };
+    if (comm.size() > status_in_messages_limit) {
+        bool any_changed = false;
+        go([&] { any_changed = agree_on_call(comm, problem, changed); }, nullptr);
+        return any_changed;
+    }
+    const unsigned mine = (problem.empty() ? 0u : status_problem) | (changed ? status_changed : 0u);
+    const unsigned all = go({}, &mine);
+    // Every worker saw every status word: all of them take this branch together.
+    if (all & status_problem) agree_on_call(comm, problem, changed);  // throws the agreed error
+    return (all & status_changed) != 0;
+}
+
+template <class T>
+unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer>& outgoing,
+                              const std::vector<slot>& out_slots, std::vector<T>& out_buffer,
+                              const shape_t& out_shape, const T* out_data, const std::vector<box_transfer>& incoming,
+                              const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
+                              T* in_data, box_op op, int tag, bool forward, const std::function<void()>& in_flight,
+                              const unsigned* status) {
+    // Buffer layout: transfer i at its slot's offset plus i (room for an appended status).
     const auto packed = [](std::vector<T>& buffer, const std::vector<slot>& slots) {
-        if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count);
+        if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count + slots.size());
         return buffer.data();
     };
+    const auto appended = [status](const slot& s) {
+        return status != nullptr && s.count * sizeof(T) <= status_appended_limit;
+    };
+    const int me = comm.rank();
+    const std::size_t n = static_cast<std::size_t>(comm.size());
+    const int status_tag = tag + status_tag_offset;
+    // has_message_ bits: a data message from / to that peer carries the status.
+    constexpr char incoming_status = 1, outgoing_status = 2;
+    if (status != nullptr) {
+        status_out_ = static_cast<T>(*status);
+        status_in_.assign(n, T(0));
+        has_message_.assign(n, 0);
+    }
     requests_.clear();
-    // Contiguous boxes are received in place unless they are added (then into the buffer).
+    // Contiguous boxes are received in place unless they are added or carry the status
+    // (then into the buffer).
     for (std::size_t i = 0; i < incoming.size(); ++i) {
         const slot& s = in_slots[i];
         if (s.count == 0) continue;
-        T* where = s.contiguous && op == box_op::assign ? in_data + s.flat : packed(in_buffer, in_slots) + s.buffer_offset;
-        requests_.push_back(comm.irecv(where, s.count, incoming[i].peer, tag));
+        const int peer = incoming[i].peer;
+        const bool app = appended(s);
+        T* where = !app && s.contiguous && op == box_op::assign ? in_data + s.flat
+                                                                : packed(in_buffer, in_slots) + s.buffer_offset + i;
+        requests_.push_back(comm.irecv(where, s.count + (app ? 1 : 0), peer, tag));
+        if (app) has_message_[static_cast<std::size_t>(peer)] |= incoming_status;
+    }
+    // Status words that travel on their own ("<label>.status" in the traffic log).
+    std::optional<traffic_scope> status_scope;
+    if (status != nullptr) {
+        status_scope.emplace(comm.traffic(), comm.traffic().label() + ".status");
+        for (std::size_t q = 0; q < n; ++q)
+            if (static_cast<int>(q) != me && !(has_message_[q] & incoming_status))
+                requests_.push_back(comm.irecv(&status_in_[q], 1, static_cast<int>(q), status_tag));
+        status_scope.reset();
     }
     for (std::size_t i = 0; i < outgoing.size(); ++i) {
         const slot& s = out_slots[i];
         if (s.count == 0) continue;
+        const int peer = outgoing[i].peer;
+        const bool app = appended(s);
         const T* from = out_data + s.flat;
-        if (!s.contiguous) {
-            T* buffer = packed(out_buffer, out_slots) + s.buffer_offset;
+        if (!s.contiguous || app) {
+            T* buffer = packed(out_buffer, out_slots) + s.buffer_offset + i;
             pack_box(out_data, out_shape, outgoing[i].start, outgoing[i].extent, buffer);
+            if (app) buffer[s.count] = status_out_;
             from = buffer;
         }
-        requests_.push_back(comm.isend(from, s.count, outgoing[i].peer, tag));
+        requests_.push_back(comm.isend(from, s.count + (app ? 1 : 0), peer, tag));
+        if (app) has_message_[static_cast<std::size_t>(peer)] |= outgoing_status;
+    }
+    if (status != nullptr) {
+        status_scope.emplace(comm.traffic(), comm.traffic().label() + ".status");
+        for (std::size_t q = 0; q < n; ++q)
+            if (static_cast<int>(q) != me && !(has_message_[q] & outgoing_status))
+                requests_.push_back(comm.isend(&status_out_, 1, static_cast<int>(q), status_tag));
+        status_scope.reset();
     }
     // The self box, while the messages are in flight (it is the first term of every sum).
     if (plan_.has_self) {
@@ -102,11 +186,23 @@ void box_exchange<T>::run(communicator& comm, const std::vector<box_transfer>& o
         }
     }
     if (!requests_.empty()) comm.wait_all(requests_);
+    unsigned all = 0;
+    if (status != nullptr) {
+        all = *status;
+        for (std::size_t i = 0; i < incoming.size(); ++i) {
+            const slot& s = in_slots[i];
+            if (s.count != 0 && appended(s))
+                status_in_[static_cast<std::size_t>(incoming[i].peer)] = in_buffer[s.buffer_offset + i + s.count];
+        }
+        for (std::size_t q = 0; q < n; ++q) all |= static_cast<unsigned>(status_in_[q]);
+        if (all & status_problem) return all;  // nothing is unpacked: the call fails everywhere
+    }
     for (std::size_t i = 0; i < incoming.size(); ++i) {
         const slot& s = in_slots[i];
-        if (s.count == 0 || (s.contiguous && op == box_op::assign)) continue;
-        unpack_box(in_buffer.data() + s.buffer_offset, in_data, in_shape, incoming[i].start, incoming[i].extent, op);
+        if (s.count == 0 || (!appended(s) && s.contiguous && op == box_op::assign)) continue;
+        unpack_box(in_buffer.data() + s.buffer_offset + i, in_data, in_shape, incoming[i].start, incoming[i].extent, op);
     }
+    return all;
 }
 
 template class box_exchange<float>;

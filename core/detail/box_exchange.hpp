@@ -22,13 +22,22 @@
 //      increasing peer order, so additions happen in the same order on every transport and
 //      every run (bit-reproducible). In forward, the receive boxes and the self box must not
 //      overlap in dst (nor, in an assigning reverse, in src_like).
-//   4. `in_flight`, when given, runs while this worker's messages are in flight (after the
-//      sends are posted and the self box is copied, before the wait): the place for a small
-//      collective that agrees on the call's status (core/detail/call_status.hpp), whose
-//      latency then overlaps the data transfer. If it throws, the exchange still completes
-//      (every worker posted all its planned messages) and the exception is rethrown after the
-//      wait, without unpacking. A worker whose argument is wrong must therefore still pass
-//      a source of the planned shape (scratch) so that its peers get their messages.
+//   4. Agreeing on the call's argument checks (core/detail/call_status.hpp): the overloads
+//      taking `problem` (this worker's error message, empty: none) and `changed` (its shapes
+//      differ from the plan's) return whether any worker of `comm` reported a change, and
+//      throw the same invalid_argument on every worker when any reported a problem (after the
+//      messages completed, without unpacking). On a communicator of at most
+//      `status_in_messages_limit` workers the status travels with the data, in no extra
+//      round: every worker sends every other one its status word, appended to the data
+//      message to that peer when it is small, as a one-element message of its own otherwise
+//      (or when there is no data message to that peer); every worker then knows every
+//      status. On larger communicators a status all-reduce runs while the data are in flight
+//      (its messages grow with log P, not P). A worker whose argument is wrong must still
+//      pass a source of the planned shape (scratch) so that its peers get their messages.
+//      `in_flight`, in the overloads without a status, runs while this worker's messages are
+//      in flight (after the sends are posted and the self box is copied, before the wait); if
+//      it throws, the exchange still completes and the exception is rethrown after the wait,
+//      without unpacking.
 //
 // Boxes that are one contiguous run of their array travel straight from and into the tensors
 // (no packing); the others are packed into buffers kept by the exchange. Receives are posted
@@ -37,6 +46,7 @@
 // core/detail/call_status.hpp for agreeing on them).
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/communicator.hpp"
@@ -82,6 +92,10 @@ class box_exchange {
     // The adjoint: dst_like has plan().dest_shape, src_like plan().source_shape.
     void reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
                  const std::function<void()>& in_flight = {});
+    // The same, agreeing on the call's status (step 4): returns whether any worker changed.
+    bool forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed);
+    bool reverse(communicator& comm, const T* dst_like, T* src_like, box_op op, const std::string& problem,
+                 bool changed);
 
   private:
     // A transfer with its place in the pack buffer of its list and whether it is contiguous
@@ -93,11 +107,15 @@ class box_exchange {
         std::size_t flat;
     };
 
-    void run(communicator& comm, const std::vector<box_transfer>& outgoing, const std::vector<slot>& out_slots,
-             std::vector<T>& out_buffer, const shape_t& out_shape, const T* out_data,
-             const std::vector<box_transfer>& incoming, const std::vector<slot>& in_slots, std::vector<T>& in_buffer,
-             const shape_t& in_shape, T* in_data, box_op op, int tag, bool forward,
-             const std::function<void()>& in_flight);
+    // One direction of the plan. `status`, when given, is this worker's status word, sent
+    // along with the data (step 4); then the OR of every worker's word is returned.
+    unsigned run(communicator& comm, const std::vector<box_transfer>& outgoing, const std::vector<slot>& out_slots,
+                 std::vector<T>& out_buffer, const shape_t& out_shape, const T* out_data,
+                 const std::vector<box_transfer>& incoming, const std::vector<slot>& in_slots,
+                 std::vector<T>& in_buffer, const shape_t& in_shape, T* in_data, box_op op, int tag, bool forward,
+                 const std::function<void()>& in_flight, const unsigned* status);
+    bool agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op, const std::string& problem,
+                    bool changed);
 
     box_exchange_plan plan_;
     int forward_tag_, reverse_tag_;
@@ -105,6 +123,15 @@ class box_exchange {
     std::size_t send_volume_ = 0, receive_volume_ = 0;
     std::vector<T> send_buffer_, receive_buffer_;
     std::vector<request> requests_;
+    // Status words (step 4): this worker's, and one received from each peer.
+    T status_out_{};
+    std::vector<T> status_in_;
+    std::vector<char> has_message_;  // per peer: a data message carries the status
 };
+
+// Communicators up to this size carry the call status inside the exchange (step 4).
+constexpr int status_in_messages_limit = 32;
+// Data messages up to this many bytes carry the status as a last element.
+constexpr std::size_t status_appended_limit = 16 * 1024;
 
 }  // namespace distdl::detail

@@ -1,6 +1,7 @@
 #include "core/detail/team_collectives.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <sstream>
 
@@ -16,9 +17,9 @@ namespace {
 // Header words: [dtype, contributes, rank, extent 0, ..., extent max_header_rank-1].
 constexpr std::size_t header_words = 3 + max_header_rank;
 
-// Status element travelling with the data.
-constexpr int status_same = 0;
-constexpr int status_changed = 1;
+// Status travelling with the data: the sum over the members (0: all as cached).
+constexpr std::uint64_t status_same = 0;
+constexpr std::uint64_t status_changed = 1;
 
 template <class T>
 void encode_header(std::vector<std::uint64_t>& words, const tensor<T>* x) {
@@ -67,6 +68,15 @@ void require_zero_volume(const tensor<T>& x, const partition& team, const char* 
                                         << format_list(shape_of(x)));
 }
 
+// The same check as a problem text (empty: none), for a worker that receives but does not
+// provide: its verdict is agreed with its team.
+template <class T>
+std::string zero_volume_problem(const tensor<T>& x, const partition& team, const char* layer) {
+    if (x.size() == 0) return {};
+    return std::string(layer) + ": world rank " + std::to_string(team.world_comm()->rank()) +
+           " provides no data here and must pass a zero-volume tensor, got shape " + format_list(shape_of(x));
+}
+
 // Metadata traffic is labelled apart from the data ("<label>.shapes").
 class shapes_scope {
   public:
@@ -82,76 +92,103 @@ bool is_small(std::size_t count) {
     return count * sizeof(T) <= fused_status_limit;
 }
 
+// Words of the status a copy's members all-reduce: the root adds status_changed when its
+// shape left the cache, every receiver status_problem when its own argument is wrong.
+constexpr std::uint64_t status_problem = 2;
+
+// Data words of a copy's fused all-reduce: the root's elements as raw bits (the others add
+// zero words, so the sum is those bits exactly, whatever the values).
+template <class T>
+std::size_t words_of(std::size_t count) {
+    return (count * sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t);
+}
+
+// One step of a copy over `team` while its shape is known (collective over the team): the
+// root's x (root only; its shape tells `changed`) goes to every member, and every member's
+// problem (receivers only) to every member. Returns the status sum (0: the data are in
+// `received`, or in y for large copies; status_changed set: fall back to the header path);
+// throws the agreed error when a member has a problem.
+template <class T>
+std::uint64_t copy_known(const partition& team, const tensor<T>* x, tensor<T>* y, const std::string& problem,
+                         team_cache& cache, team_scratch<T>& scratch) {
+    communicator& comm = *team.comm();
+    const std::size_t count = volume(cache.shape);
+    const bool same = x == nullptr || has_shape(*x, cache.shape);
+    const std::uint64_t mine = (same ? status_same : status_changed) + (problem.empty() ? 0 : status_problem);
+    std::uint64_t total = 0;
+    if (is_small<T>(count)) {
+        // [data bits | status] in one all-reduce.
+        const std::size_t words = words_of<T>(count);
+        scratch.bits_in.assign(words + 1, 0);
+        scratch.bits_out.resize(words + 1);
+        if (x != nullptr && same && count > 0) std::memcpy(scratch.bits_in.data(), x->data(), count * sizeof(T));
+        scratch.bits_in[words] = mine;
+        comm.all_reduce_sum(scratch.bits_in.data(), scratch.bits_out.data(), words + 1, dtype::uint64);
+        total = scratch.bits_out[words];
+        if (total == status_same && y != nullptr) {
+            prepare_output(*y, cache.shape);
+            if (count > 0) std::memcpy(y->data(), scratch.bits_out.data(), count * sizeof(T));
+        }
+    } else {
+        // The status ahead of the bulk, which then goes straight from x into y.
+        comm.all_reduce_sum(&mine, &total, 1, dtype::uint64);
+        if (total == status_same) {
+            if (x != nullptr) {
+                comm.broadcast(const_cast<T*>(x->data()), count, 0);  // the root only reads it
+            } else {
+                prepare_output(*y, cache.shape);
+                comm.broadcast(y->data(), count, 0);
+            }
+        }
+    }
+    if (total >= status_problem) agree_on_call(comm, problem, false);  // throws on every member
+    return total;
+}
+
+// The header step of a copy (first call, or after a change): the root's shape header and every
+// receiver's problem flag, all-reduced; throws the agreed error when a member has a problem.
+template <class T>
+void copy_header(const partition& team, const tensor<T>* x, const std::string& problem, team_scratch<T>& scratch) {
+    shapes_scope scope(team);
+    encode_header(scratch.header, x);
+    if (x == nullptr) std::fill(scratch.header.begin(), scratch.header.end(), 0);
+    scratch.header.push_back(problem.empty() ? 0 : 1);
+    scratch.gathered.assign(scratch.header.size(), 0);
+    team.comm()->all_reduce_sum(scratch.header.data(), scratch.gathered.data(), scratch.header.size(), dtype::uint64);
+    if (scratch.gathered.back() != 0) agree_on_call(*team.comm(), problem, false);
+}
+
 // Root of `team`: sends x to every member. Fast path while the team's shape is known.
 template <class T>
 void send_copy(const partition& team, const tensor<T>& x, const char* layer, team_cache& cache,
                team_scratch<T>& scratch) {
     DISTDL_REQUIRE(team.rank() == 0, layer << ": internal error: the source is rank " << team.rank()
                                            << " of its team, not rank 0");
-    communicator& comm = *team.comm();
     if (cache.known) {
-        const std::size_t count = volume(cache.shape);
-        const bool same = has_shape(x, cache.shape);
-        const T status = static_cast<T>(same ? status_same : status_changed);
-        if (is_small<T>(count)) {
-            scratch.fused_in.resize(count + 1);
-            if (same) std::copy(x.data(), x.data() + count, scratch.fused_in.data());
-            scratch.fused_in[count] = status;
-            comm.broadcast(scratch.fused_in.data(), count + 1, 0);
-        } else {
-            T word = status;
-            comm.broadcast(&word, 1, 0);
-            // The root of a broadcast only reads its buffer: the bulk goes straight from x.
-            if (same) comm.broadcast(const_cast<T*>(x.data()), count, 0);
-        }
-        if (same) return;
+        if (copy_known<T>(team, &x, nullptr, {}, cache, scratch) == status_same) return;
         cache.known = false;
     }
-    {
-        shapes_scope scope(team);
-        encode_header(scratch.header, &x);
-        comm.broadcast(scratch.header.data(), header_words, 0);
-    }
+    copy_header(team, &x, {}, scratch);
     DISTDL_REQUIRE(x.dimension() <= max_header_rank, layer << ": tensor of rank " << x.dimension() << "; at most "
                                                            << max_header_rank << " dimensions are supported");
-    comm.broadcast(const_cast<T*>(x.data()), x.size(), 0);
+    team.comm()->broadcast(const_cast<T*>(x.data()), x.size(), 0);
     cache.shape = shape_of(x);
     cache.known = true;
 }
 
-// Member of `team` other than its root: receives into y.
+// Member of `team` other than its root: receives into y. `problem`: this worker's own
+// argument error (agreed with the team).
 template <class T>
-void receive_copy(const partition& team, tensor<T>& y, const char* layer, team_cache& cache, team_scratch<T>& scratch) {
-    communicator& comm = *team.comm();
+void receive_copy(const partition& team, tensor<T>& y, const std::string& problem, const char* layer,
+                  team_cache& cache, team_scratch<T>& scratch) {
     if (cache.known) {
-        const std::size_t count = volume(cache.shape);
-        if (is_small<T>(count)) {
-            scratch.fused_in.resize(count + 1);
-            comm.broadcast(scratch.fused_in.data(), count + 1, 0);
-            if (scratch.fused_in[count] == static_cast<T>(status_same)) {
-                prepare_output(y, cache.shape);
-                std::copy(scratch.fused_in.data(), scratch.fused_in.data() + count, y.data());
-                return;
-            }
-        } else {
-            T word{};
-            comm.broadcast(&word, 1, 0);
-            if (word == static_cast<T>(status_same)) {
-                prepare_output(y, cache.shape);
-                comm.broadcast(y.data(), count, 0);
-                return;
-            }
-        }
+        if (copy_known<T>(team, nullptr, &y, problem, cache, scratch) == status_same) return;
         cache.known = false;
     }
-    {
-        shapes_scope scope(team);
-        scratch.header.assign(header_words, 0);
-        comm.broadcast(scratch.header.data(), header_words, 0);
-    }
-    const shape_t shape = decode_header<T>(scratch.header.data(), team.members().front(), layer);
+    copy_header<T>(team, nullptr, problem, scratch);
+    const shape_t shape = decode_header<T>(scratch.gathered.data(), team.members().front(), layer);
     prepare_output(y, shape);
-    comm.broadcast(y.data(), y.size(), 0);
+    team.comm()->broadcast(y.data(), y.size(), 0);
     cache.shape = shape;
     cache.known = true;
 }
@@ -161,12 +198,15 @@ void receive_copy(const partition& team, tensor<T>& y, const char* layer, team_c
 // grow with the team: the header words are summed over the team, each contributor checks its
 // own words against the mean, and the verdict is agreed (core/detail/call_status.hpp).
 template <class T>
-shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const char* layer, team_scratch<T>& scratch) {
+shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const std::string& own_problem, const char* layer,
+                       team_scratch<T>& scratch) {
     shapes_scope scope(team);
     encode_header(scratch.header, mine);
+    scratch.header.push_back(own_problem.empty() ? 0 : 1);  // a non-contributor's own argument error
     communicator& comm = *team.comm();
-    scratch.gathered.assign(header_words, 0);
-    comm.all_reduce_sum(scratch.header.data(), scratch.gathered.data(), header_words, dtype::uint64);
+    scratch.gathered.assign(header_words + 1, 0);
+    comm.all_reduce_sum(scratch.header.data(), scratch.gathered.data(), header_words + 1, dtype::uint64);
+    if (scratch.gathered[header_words] != 0) agree_on_call(comm, own_problem, false);  // throws on every member
     const std::uint64_t contributors = scratch.gathered[1];
     DISTDL_REQUIRE(contributors > 0, layer << ": internal error: a team with no contributing worker");
     std::string problem;
@@ -194,23 +234,29 @@ shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const char*
 // Sum over `team` of the contributors' tensors (mine null: this worker contributes zeros).
 // With `to_all` every member receives the sum, otherwise only rank 0; `out` is written on the
 // receivers. Fast path while the team's shape is known: the status is all-reduced with the
-// data (small) or ahead of it (large), so every contributor learns a change.
+// data (small) or ahead of it (large), so every contributor learns a change. `problem`: the
+// argument error of a member that does not contribute (agreed with the team, also free of an
+// extra round).
 template <class T>
-void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool to_all, const char* layer,
-              team_cache& cache, team_scratch<T>& scratch) {
+void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool to_all, const std::string& problem,
+              const char* layer, team_cache& cache, team_scratch<T>& scratch) {
     communicator& comm = *team.comm();
     const bool receives = to_all || team.rank() == 0;
     if (cache.known) {
         const std::size_t count = volume(cache.shape);
         const bool same = mine == nullptr || has_shape(*mine, cache.shape);
-        const T status = static_cast<T>(same ? status_same : status_changed);
+        // Status elements: [changed, problem], each summed over the members (exact small integers).
+        const T changed = static_cast<T>(same ? status_same : status_changed);
+        const T problems = static_cast<T>(problem.empty() ? 0 : 1);
         if (is_small<T>(count)) {
-            scratch.fused_in.resize(count + 1);
-            scratch.fused_out.resize(count + 1);
+            scratch.fused_in.resize(count + 2);
+            scratch.fused_out.resize(count + 2);
             if (same && mine != nullptr) std::copy(mine->data(), mine->data() + count, scratch.fused_in.data());
             else std::fill(scratch.fused_in.begin(), scratch.fused_in.begin() + static_cast<std::ptrdiff_t>(count), T(0));
-            scratch.fused_in[count] = status;
-            comm.all_reduce_sum(scratch.fused_in.data(), scratch.fused_out.data(), count + 1, dtype_of<T>());
+            scratch.fused_in[count] = changed;
+            scratch.fused_in[count + 1] = problems;
+            comm.all_reduce_sum(scratch.fused_in.data(), scratch.fused_out.data(), count + 2, dtype_of<T>());
+            if (scratch.fused_out[count + 1] != T(0)) agree_on_call(comm, problem, false);  // throws everywhere
             if (scratch.fused_out[count] == static_cast<T>(status_same)) {
                 if (receives) {
                     prepare_output(*out, cache.shape);
@@ -219,9 +265,11 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
                 return;
             }
         } else {
-            T word = status, total{};
-            comm.all_reduce_sum(&word, &total, 1, dtype_of<T>());
-            if (total == static_cast<T>(status_same)) {
+            const T words[2] = {changed, problems};
+            T total[2] = {};
+            comm.all_reduce_sum(words, total, 2, dtype_of<T>());
+            if (total[1] != T(0)) agree_on_call(comm, problem, false);  // throws everywhere
+            if (total[0] == static_cast<T>(status_same)) {
                 const T* send = mine != nullptr ? mine->data() : nullptr;
                 if (send == nullptr) {
                     if (scratch.zeros.size() < count) scratch.zeros.assign(count, T(0));
@@ -235,7 +283,7 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
         }
         cache.known = false;
     }
-    const shape_t shape = agree_on_shape(team, mine, layer, scratch);
+    const shape_t shape = agree_on_shape(team, mine, problem, layer, scratch);
     const std::size_t count = volume(shape);
     const T* send = mine != nullptr ? mine->data() : nullptr;
     if (send == nullptr) {
@@ -289,12 +337,13 @@ void copy_out(const partition& provide, const partition& obtain, bool provide_fi
         return;
     }
     // Two teams: an error in the first must not leave the second team waiting for this worker.
+    // A receiver that does not provide checks its x as part of the copy (agreed with the team).
+    const std::string problem = gives ? std::string() : zero_volume_problem(x, obtain, layer);
     first_error_keeper keep;
     if (gives && provide_first) keep([&] { send_copy(provide, x, layer, scratch.provide_cache, scratch); });
-    keep([&] { receive_copy(obtain, y, layer, scratch.obtain_cache, scratch); });
+    keep([&] { receive_copy(obtain, y, problem, layer, scratch.obtain_cache, scratch); });
     if (gives && !provide_first) keep([&] { send_copy(provide, x, layer, scratch.provide_cache, scratch); });
     keep.rethrow();
-    if (!gives) require_zero_volume(x, obtain, layer);  // after the collective: nobody waits
 }
 
 template <class T>
@@ -305,10 +354,10 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
     if (gives && gets && provide == obtain) {
         // Destination that also contributes: its own x is one of the terms.
         if (provide.size() == 1) return copy_into(x, y);
-        team_sum(provide, &x, &y, false, layer, scratch.provide_cache, scratch);
+        team_sum(provide, &x, &y, false, {}, layer, scratch.provide_cache, scratch);
         return;
     }
-    auto give = [&] { team_sum<T>(provide, &x, nullptr, false, layer, scratch.provide_cache, scratch); };
+    auto give = [&] { team_sum<T>(provide, &x, nullptr, false, {}, layer, scratch.provide_cache, scratch); };
     if (!gets) {
         if (!gives) require_zero_volume(x, provide, layer);
         if (gives) give();
@@ -320,11 +369,12 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
     // Two teams: an error in the first must not leave the second team waiting for this worker.
     first_error_keeper keep;
     if (gives && provide_first) keep(give);
-    // A destination outside the sum contributes zeros (the interface has no in-place reduce).
-    keep([&] { team_sum<T>(obtain, nullptr, &y, false, layer, scratch.obtain_cache, scratch); });
+    // A destination outside the sum contributes zeros (the interface has no in-place reduce);
+    // its check of its own x is agreed with the team, in the same reduction.
+    const std::string problem = gives ? std::string() : zero_volume_problem(x, obtain, layer);
+    keep([&] { team_sum<T>(obtain, nullptr, &y, false, problem, layer, scratch.obtain_cache, scratch); });
     if (gives && !provide_first) keep(give);
     keep.rethrow();
-    if (!gives) require_zero_volume(x, obtain, layer);  // after the collective: nobody waits
 }
 
 template <class T>
@@ -334,7 +384,7 @@ void all_sum(const partition& team, const tensor<T>& x, tensor<T>& y, const char
         return copy_into(x, y);
     }
     if (team.size() == 1) return copy_into(x, y);
-    team_sum(team, &x, &y, true, layer, scratch.provide_cache, scratch);
+    team_sum(team, &x, &y, true, {}, layer, scratch.provide_cache, scratch);
 }
 
 #define DISTDL_TEAM_COLLECTIVES_INSTANTIATE(T)                                                                      \

@@ -13,13 +13,19 @@
 // Shapes. Receivers do not know the incoming shape on the first call, so a fixed-size header
 // (dtype, rank, extents) travels first ("<label>.shapes" in the traffic log). Every member then
 // remembers the agreed shape of that team (team_cache). While it is known, a call moves data
-// only: a status element (0: same shape, 1: changed) travels fused with the data, in the same
-// collective for small tensors ([data | status]) and as a one-element collective ahead of the
-// bulk for large ones (the bulk then goes straight from x into y, no copy). Every member takes
-// part with the cached count whatever its own argument, so counts always match; on "changed"
-// every member falls back to the header path together (a reduction's status is all-reduced so
-// that every contributor learns it). A shape change between calls therefore works, and a
-// disagreement is refused on every member.
+// only, with a status that every member adds to and every member learns, in the same
+// collective for small tensors and as a collective of one or two words ahead of the bulk for
+// large ones (the bulk then goes straight from x into y, no copy):
+//   - copy: an all-reduce of [the root's data as raw bits | status] (the other members add
+//     zero words, so the sum is the root's bits exactly: bit-exact for any value), the root
+//     adding "changed" and each receiver "problem" (its own argument is wrong);
+//   - sum: the data summed with [changed count | problem count].
+// Every member takes part with the cached count whatever its own argument, so counts always
+// match; on "changed" every member falls back to the header path together, and on "problem"
+// every member throws the same error (core/detail/call_status.hpp). A shape change between
+// calls therefore works, and a disagreement or a bad argument on any member is refused on
+// every member. Why an all-reduce also for a copy, where raw MPI broadcasts: a member that
+// only receives has no other way to tell the others that its own argument is wrong.
 //
 // A worker with two teams uses them in the order `provide_first` gives (the global team order
 // of the partition code, so no two workers wait on each other in a cycle). When both teams are
@@ -29,8 +35,9 @@
 //   - only provide active: zero-volume {0}, or {batch, 0} with preserve_batch, batch = x's
 //     first extent;
 //   - neither: a copy of x, which must be zero-volume (anything else is refused).
-// A worker that receives but does not provide must pass a zero-volume x; it is refused after
-// the collective (so nobody waits).
+// A worker that receives but does not provide must pass a zero-volume x; anything else is
+// refused on every member of the team it receives in (agreed through the status above). A
+// worker active in neither team takes part in nothing and refuses alone.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -61,6 +68,7 @@ struct team_scratch {
     std::vector<std::uint64_t> header;
     std::vector<std::uint64_t> gathered;  // the header words summed over a team
     std::vector<T> fused_in, fused_out;
+    std::vector<std::uint64_t> bits_in, bits_out;  // a copy's fused [data bits | status]
     std::vector<T> zeros;
 };
 

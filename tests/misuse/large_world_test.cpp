@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/all_sum_reduce.hpp"
+#include "core/detail/box_exchange.hpp"
+#include "core/halo_exchange.hpp"
 #include "core/partition.hpp"
 #include "simulator/run.hpp"
 
@@ -30,6 +32,36 @@ TEST(large_world, one_odd_worker_among_4096) {
     });
     EXPECT_EQ(agreed.load(), n);
     EXPECT_EQ(refused.load(), n);
+}
+
+// Above detail::status_in_messages_limit workers the call status is all-reduced instead of
+// riding with the data: a wrong shape on one worker is still refused on every worker, and the
+// next good call works.
+TEST(large_world, halo_exchange_wrong_shape_refused_on_all_above_the_status_in_messages_limit) {
+    constexpr int n = detail::status_in_messages_limit + 8;
+    std::atomic<int> refused{0}, recovered{0};
+    sim::run(n, [&](const std::shared_ptr<communicator>& world) {
+        const auto P = partition::world(world).create_cartesian_topology_partition({static_cast<std::size_t>(n)});
+        halo_exchange<double> H(P, {2 * static_cast<std::size_t>(n)}, kernel_geometry{{3}, {1}, {1}, {1}});
+        const double first = 2.0 * world->rank();
+        const tensor<double> x = tensor<double>::from_shape({2});
+        tensor<double> good = x;
+        good(0) = first;
+        good(1) = first + 1;
+        tensor<double> y;
+        try {
+            H.forward(world->rank() == 7 ? tensor<double>::from_shape({3}) : good, y);
+        } catch (const invalid_argument& e) {
+            if (std::string(e.what()).find("HaloExchange: worker 7 of P_x shape [" + std::to_string(n) + "]") == 0)
+                ++refused;
+        }
+        H.forward(good, y);
+        // Window of 4: the neighbours' edge elements around the own two (zero padding at the ends).
+        const double left = world->rank() == 0 ? 0.0 : first - 1, right = world->rank() == n - 1 ? 0.0 : first + 2;
+        if (y.size() == 4 && y(0) == left && y(1) == first && y(2) == first + 1 && y(3) == right) ++recovered;
+    });
+    EXPECT_EQ(refused.load(), n);
+    EXPECT_EQ(recovered.load(), n);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "core/sum_reduce.hpp"
 #include "reference/halo_exchange.hpp"
 #include "reference/repartition.hpp"
+#include "tests/primitives/halo_test_util.hpp"
 #include "tests/primitives/primitive_test_util.hpp"
 
 namespace {
@@ -250,5 +251,53 @@ DISTDL_CHECK(inactive_workers_refuse_nonempty_tensors, world_size >= 2) {
         DCHECK_THROWS(A.forward(x, y), invalid_argument, "must pass a zero-volume tensor, got shape [4]");
         DCHECK_THROWS(H.forward(x, y), invalid_argument, "must pass a zero-volume tensor, got shape [4]");
         DCHECK_THROWS(R.forward(x, y), invalid_argument, "must pass a zero-volume tensor, got shape [4]");
+    }
+}
+
+// A worker that receives in a Broadcast or SumReduce but provides nothing must pass a
+// zero-volume tensor; a non-empty one is refused on every worker of its team (not only on
+// itself), on the first call (shape header) and on the fast path, both directions; a good call
+// works afterwards.
+DISTDL_CHECK(receive_only_workers_bad_input_is_refused_on_all, world_size >= 2) {
+    const int n = world->size();
+    const int last = n - 1;
+    const std::size_t receivers = static_cast<std::size_t>(n - 1);
+    const auto P_0 = make_partition(world, {0}, {1});
+    const auto P_rest = make_partition(world, movement::consecutive_ranks(1, n - 1), {receivers});
+    const tensor<double> data = filled<double>({3, 2}, 1.5);
+    const tensor<double> none = zero_volume<double>();
+    const std::string expected = "world rank " + std::to_string(last) + " provides no data here and must pass a "
+                                 "zero-volume tensor, got shape [3,2]";
+    tensor<double> y, dx;
+    // Broadcast 0 -> the others: every receiver only receives; the last one errs.
+    broadcast<double> B(P_0, P_rest);
+    const bool source = world->rank() == 0;
+    for (int call = 0; call < 2; ++call) {  // call 0: first call (header); call 1: fast path
+        const tensor<double>& bad = source || world->rank() == last ? data : none;
+        DCHECK_THROWS(B.forward(bad, y), invalid_argument, expected);
+        B.forward(source ? data : none, y);
+        if (!source) DCHECK(same_bits(y, data));
+    }
+    // Its adjoint (a sum into worker 0): worker 0 only receives there and errs; the message
+    // names it.
+    const std::string expected_root = "world rank 0 provides no data here and must pass a zero-volume tensor, got "
+                                      "shape [3,2]";
+    for (int call = 0; call < 2; ++call) {
+        DCHECK_THROWS(B.adjoint(data, dx), invalid_argument, expected_root);
+        B.adjoint(source ? none : data, dx);
+        if (source) DCHECK(same_bits(dx, filled<double>({3, 2}, 1.5 * static_cast<double>(n - 1))));
+    }
+    // SumReduce the others -> 0 (worker 0 only receives) and its adjoint (the others only receive).
+    sum_reduce<double> S(P_rest, P_0);
+    for (int call = 0; call < 2; ++call) {
+        DCHECK_THROWS(S.forward(data, y), invalid_argument, expected_root);
+        S.forward(source ? none : data, y);
+        if (source) DCHECK(same_bits(y, filled<double>({3, 2}, 1.5 * static_cast<double>(n - 1))));
+    }
+    for (int call = 0; call < 2; ++call) {
+        const tensor<double>& bad = source || world->rank() == last ? data : none;
+        DCHECK_THROWS(S.adjoint(bad, dx), invalid_argument, expected);
+        S.adjoint(source ? data : none, dx);
+        if (!source) DCHECK(same_bits(dx, data));
     }
 }
