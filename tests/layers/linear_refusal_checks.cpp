@@ -21,16 +21,13 @@ using distdl::shape_t;
 using distdl::tensor;
 using distdl::testing::first_ranks;
 using distdl::testing::make_partition;
+using distdl::testing::odd_one;
 using distdl::testing::rank_range;
-
-bool odd_one(const std::shared_ptr<distdl::communicator>& world) { return world->rank() == world->size() - 1; }
 
 // "Linear: workers disagree on <arg>: <usual> on world ranks [0-(n-2)], <odd> on world ranks [n-1]"
 std::string disagreement(const std::shared_ptr<distdl::communicator>& world, const std::string& arg,
                          const std::string& usual, const std::string& odd) {
-    const int n = world->size();
-    return "Linear: workers disagree on " + arg + ": " + usual + " on world ranks " + first_ranks(n - 1) + ", " + odd +
-           " on world ranks [" + std::to_string(n - 1) + "]";
+    return distdl::testing::disagreement(world, "Linear", arg, usual, odd);
 }
 
 // The partitions of one layer over world ranks 0..3 (P_W 2 x 2) with P_x and P_y placed as given.
