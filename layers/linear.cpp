@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "core/decomposition.hpp"
+#include "core/detail/argument_agreement.hpp"
+#include "core/detail/call_status.hpp"
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
 #include "layers/initial_values.hpp"
@@ -36,6 +38,68 @@ std::string describe_shape(const std::array<std::uint64_t, 4>& s) {
     if (s[0] > 2) out << ",...] (rank " << s[0] << ")";
     else out << ']';
     return out.str();
+}
+
+// A piece that can be right on its own: a matrix with this worker's number of features.
+template <class T>
+bool fits(const tensor<T>& piece, std::size_t features) {
+    return piece.dimension() == 2 && piece.shape()[1] == features;
+}
+
+// Runs one primitive call; false when it refused. Its refusals are the same on every member of
+// its teams (core's guarantee), so every worker that takes part concludes alike.
+template <class F>
+bool completed(F&& call) {
+    try {
+        call();
+        return true;
+    } catch (const invalid_argument&) {
+        return false;
+    }
+}
+
+// Why the pieces of `team` (P_x or P_y) cannot be right (empty: no reason found); collective
+// over `team` when it has more than one worker, so every member returns the same text.
+template <class T>
+std::string piece_problem(const cartesian_partition& team, const tensor<T>& piece, std::size_t features,
+                          const std::size_t* expected_batch, const char* what) {
+    // {rank, extent 0, extent 1, expected features}
+    const std::array<std::uint64_t, 4> mine{piece.dimension(), piece.dimension() > 0 ? piece.shape()[0] : 0,
+                                            piece.dimension() > 1 ? piece.shape()[1] : 0, features};
+    const auto all = team.size() > 1 ? team.allgather_data(mine) : std::vector<std::array<std::uint64_t, 4>>{mine};
+    const char* name = what[0] == 'x' ? "P_x" : "P_y";
+    std::ostringstream problem;
+    for (std::size_t w = 0; w < all.size(); ++w) {
+        const auto& s = all[w];
+        if (s[0] != 2 || s[2] != s[3]) {
+            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
+                    << ") has shape " << describe_shape(s) << ", expected [batch, " << s[3] << "]";
+            return problem.str();
+        }
+    }
+    for (std::size_t w = 0; w < all.size(); ++w) {
+        const std::uint64_t batch = expected_batch ? *expected_batch : all[0][1];
+        if (all[w][1] != batch) {
+            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
+                    << ") has batch " << all[w][1] << ", expected " << batch
+                    << (expected_batch ? " (the batch of the last forward)" : " (the batch of P_x worker 0)");
+            return problem.str();
+        }
+    }
+    return {};
+}
+
+// World ranks of a partition, as membership flags over the world.
+std::vector<char> membership(const partition& p, int world_size) {
+    std::vector<char> in(static_cast<std::size_t>(world_size), 0);
+    for (int w : p.members()) in[static_cast<std::size_t>(w)] = 1;
+    return in;
+}
+
+// The workers `ranks` (world ranks) as a 1 x n Cartesian partition.
+cartesian_partition line_of(const std::shared_ptr<communicator>& world, const std::vector<int>& ranks) {
+    return partition::world(world).create_partition_inclusive(ranks).create_cartesian_topology_partition(
+        {1, ranks.size()});
 }
 
 void require_linear_partitions(const cartesian_partition& P_x, const cartesian_partition& P_y,
@@ -81,18 +145,61 @@ template <class T>
 distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const cartesian_partition& P_y,
                                           const cartesian_partition& P_W, std::size_t in_features,
                                           std::size_t out_features, linear_options options)
-    : P_x_((require_linear_partitions(P_x, P_y, P_W), P_x)),
+    : P_x_(P_x),
       P_y_(P_y),
       P_W_(P_W),
       in_features_(in_features),
       out_features_(out_features),
       options_(options),
       empty_(shape_t{0}),
-      marker_(shape_t{0}) {
+      marker_(shape_t{0}),
+      verdict_out_(shape_t{1}) {
+    // First, before anything that could fail on some workers only: the same arguments everywhere.
+    detail::argument_agreement("Linear")
+        .element_type(dtype_of<T>())
+        .list("P_x shape", P_x.shape())
+        .list("P_y shape", P_y.shape())
+        .list("P_W shape", P_W.shape())
+        .number("in_features", in_features)
+        .number("out_features", out_features)
+        .flag("bias", options.bias)
+        .number("seed", options.seed)
+        .require(*P_x.world_comm());
+    require_linear_partitions(P_x, P_y, P_W);
     const std::size_t P_fo = P_W.shape()[0], P_fi = P_W.shape()[1];
     // Both primitives check their partition rules and the element type on every worker.
     broadcast_x_ = std::make_unique<broadcast<T>>(P_x, P_W);
     reduce_y_ = std::make_unique<sum_reduce<T>>(P_W, P_y, sum_reduce_options{.transpose_src = true});
+
+    // The workers that hear nothing back in one direction, and who tells them the outcome.
+    const auto& world = P_x.world_comm();
+    const auto in_x = membership(P_x, world->size()), in_y = membership(P_y, world->size()),
+               in_W = membership(P_W, world->size());
+    std::vector<int> forward_sources, forward_deaf, adjoint_sources, adjoint_deaf;
+    for (std::size_t c = 0; c < P_fi; ++c) {
+        const int w = P_x.members()[c];
+        if (in_W[static_cast<std::size_t>(w)] || in_y[static_cast<std::size_t>(w)]) continue;
+        forward_deaf.push_back(w);
+        forward_sources.push_back(P_W.members()[c]);  // P_W(0, c)
+    }
+    for (std::size_t r = 0; r < P_fo; ++r) {
+        const int w = P_y.members()[r];
+        if (in_W[static_cast<std::size_t>(w)] || in_x[static_cast<std::size_t>(w)]) continue;
+        adjoint_deaf.push_back(w);
+        adjoint_sources.push_back(P_W.members()[r * P_fi]);  // P_W(r, 0)
+    }
+    const int me = world->rank();
+    tells_forward_ = std::find(forward_sources.begin(), forward_sources.end(), me) != forward_sources.end();
+    tells_adjoint_ = std::find(adjoint_sources.begin(), adjoint_sources.end(), me) != adjoint_sources.end();
+    if (!forward_deaf.empty())
+        forward_verdict_ = std::make_unique<broadcast<T>>(line_of(world, forward_sources), line_of(world, forward_deaf));
+    if (!adjoint_deaf.empty())
+        adjoint_verdict_ = std::make_unique<broadcast<T>>(line_of(world, adjoint_sources), line_of(world, adjoint_deaf));
+    std::vector<int> layer_workers;
+    for (int w = 0; w < world->size(); ++w)
+        if (in_x[static_cast<std::size_t>(w)] || in_y[static_cast<std::size_t>(w)] || in_W[static_cast<std::size_t>(w)])
+            layer_workers.push_back(w);
+    layer_comm_ = partition::world(world).create_partition_inclusive(layer_workers).comm();
 
     if (P_x.active()) local_in_ = balanced_size(in_features, P_fi, P_x.index()[1]);
     if (P_y.active()) local_out_ = balanced_size(out_features, P_fo, P_y.index()[1]);
@@ -136,51 +243,37 @@ void distributed_linear<T>::zero_grad() {
 }
 
 template <class T>
-std::string distributed_linear<T>::agree_on_piece(const cartesian_partition& team, const tensor<T>& piece,
-                                                  std::size_t features, const std::size_t* expected_batch,
-                                                  const char* what) const {
-    // {rank, extent 0, extent 1, expected features}
-    const std::array<std::uint64_t, 4> mine{piece.dimension(), piece.dimension() > 0 ? piece.shape()[0] : 0,
-                                            piece.dimension() > 1 ? piece.shape()[1] : 0, features};
-    const auto all = team.size() > 1 ? team.allgather_data(mine) : std::vector<std::array<std::uint64_t, 4>>{mine};
-    const char* name = what[0] == 'x' ? "P_x" : "P_y";
-    std::ostringstream problem;
-    for (std::size_t w = 0; w < all.size(); ++w) {
-        const auto& s = all[w];
-        if (s[0] != 2 || s[2] != s[3]) {
-            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
-                    << ") has shape " << describe_shape(s) << ", expected [batch, " << s[3] << "]";
-            return problem.str();
-        }
-    }
-    for (std::size_t w = 0; w < all.size(); ++w) {
-        const std::uint64_t batch = expected_batch ? *expected_batch : all[0][1];
-        if (all[w][1] != batch) {
-            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
-                    << ") has batch " << all[w][1] << ", expected " << batch
-                    << (expected_batch ? " (the batch of the last forward)" : " (the batch of P_x worker 0)");
-            return problem.str();
-        }
-    }
-    return {};
+void distributed_linear<T>::refuse(const cartesian_partition& team, const tensor<T>& piece, std::size_t features,
+                                   const std::size_t* expected_batch, const char* what, const char* direction) {
+    std::string problem;
+    if (team.active()) problem = piece_problem(team, piece, features, expected_batch, what);
+    // Every member of `team` found the same reason: the lowest-ranked one tells the others.
+    detail::agree_on_call(*layer_comm_, problem, false,
+                          [](const std::string& first, const std::string&, std::uint64_t) { return first; });
+    throw invalid_argument(std::string("Linear: ") + direction + " refused: the pieces of " +
+                           (what[0] == 'x' ? "P_x" : "P_y") + " do not fit together");
+}
+
+template <class T>
+bool distributed_linear<T>::tell_deaf(broadcast<T>* verdict, bool source, bool failed) {
+    if (verdict == nullptr) return failed;
+    verdict_out_(0) = failed ? T(1) : T(0);
+    verdict->forward(source ? verdict_out_ : empty_, verdict_in_);
+    return failed || (!source && verdict_in_.size() == 1 && verdict_in_.data()[0] != T(0));
 }
 
 template <class T>
 void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     forward_done_ = false;
-    std::string refusal;
+    bool failed = false;
     const tensor<T>* sent = &empty_;
-    if (P_x_.active()) {
-        refusal = agree_on_piece(P_x_, x, local_in_, nullptr, "x");
-        sent = refusal.empty() ? &x : &marker_;
-    }
-    broadcast_x_->forward(*sent, x_piece_);
+    if (P_x_.active()) sent = fits(x, local_in_) ? &x : &marker_;
+    failed = !completed([&] { broadcast_x_->forward(*sent, x_piece_); });
 
-    bool upstream_refused = false;
     const tensor<T>* contribution = &empty_;
     if (holds_weight_) {
-        if (x_piece_.dimension() != 2) {
-            upstream_refused = true;  // the marker: P_x refused its input
+        if (!fits(x_piece_, weight_.value.shape()[1])) {
+            failed = true;  // the marker: some P_x piece cannot be right
             contribution = &marker_;
         } else {
             const std::size_t batch = x_piece_.shape()[0];
@@ -195,18 +288,20 @@ void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
             contribution = &y_partial_;
         }
     }
-    reduce_y_->forward(*contribution, received_);
-    if (P_y_.active() && received_.dimension() != 2) upstream_refused = true;
+    // A marker or a batch that differs between columns reaches every row: the rows' sums
+    // refuse on all of their members, or (every piece a marker) deliver a marker.
+    if (!completed([&] { reduce_y_->forward(*contribution, received_); })) failed = true;
+    if (P_y_.active() && received_.dimension() != 2) failed = true;
+    failed = tell_deaf(forward_verdict_.get(), tells_forward_, failed);
+    if (failed) refuse(P_x_, x, local_in_, nullptr, "x", "forward");
 
-    if (!refusal.empty()) throw invalid_argument(refusal);
-    if (upstream_refused)
-        throw invalid_argument("Linear: forward refused because the input on P_x is invalid (the P_x workers report why)");
     if (P_y_.active()) {
         batch_ = received_.shape()[0];
         std::swap(y, received_);
     } else {
         ensure_shape(y, {0});
         if (holds_weight_) batch_ = x_piece_.shape()[0];
+        else if (P_x_.active()) batch_ = x.shape()[0];
     }
     forward_done_ = true;
 }
@@ -218,40 +313,37 @@ void distributed_linear<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     const bool takes_part = P_x_.active() || P_y_.active() || P_W_.active();
     DISTDL_REQUIRE(forward_done_ || !takes_part,
                    "Linear: adjoint() needs a successful forward() first (it uses that input)");
-    std::string refusal;
+    bool failed = false;
     const tensor<T>* sent = &empty_;
-    if (P_y_.active()) {
-        refusal = agree_on_piece(P_y_, dy, local_out_, &batch_, "dy");
-        sent = refusal.empty() ? &dy : &marker_;
-    }
-    reduce_y_->adjoint(*sent, dy_piece_);
+    if (P_y_.active()) sent = fits(dy, local_out_) && dy.shape()[0] == batch_ ? &dy : &marker_;
+    failed = !completed([&] { reduce_y_->adjoint(*sent, dy_piece_); });
 
-    bool upstream_refused = false;
     const tensor<T>* contribution = &empty_;
     if (holds_weight_) {
-        if (dy_piece_.dimension() != 2) {
-            upstream_refused = true;
+        if (!fits(dy_piece_, weight_.value.shape()[0]) || dy_piece_.shape()[0] != x_piece_.shape()[0]) {
+            failed = true;
             contribution = &marker_;
         } else {
-            const std::size_t batch = dy_piece_.shape()[0];
-            ensure_shape(dx_partial_, {batch, weight_.value.shape()[1]});
+            ensure_shape(dx_partial_, {dy_piece_.shape()[0], weight_.value.shape()[1]});
             kernels::gemm(transpose::no, transpose::no, T(1), dy_piece_, weight_.value, T(0), dx_partial_);
-            kernels::gemm(transpose::yes, transpose::no, T(1), dy_piece_, x_piece_, T(1), weight_.grad);
-            if (holds_bias_) {
-                const std::size_t rows = bias_.grad.size();
-                for (std::size_t n = 0; n < batch; ++n)
-                    for (std::size_t r = 0; r < rows; ++r) bias_.grad.data()[r] += dy_piece_.data()[n * rows + r];
-            }
             contribution = &dx_partial_;
         }
     }
-    broadcast_x_->adjoint(*contribution, received_);
-    if (P_x_.active() && received_.dimension() != 2) upstream_refused = true;
+    // As in forward, with rows and columns exchanged: every column's sum hears from every row.
+    if (!completed([&] { broadcast_x_->adjoint(*contribution, received_); })) failed = true;
+    if (P_x_.active() && received_.dimension() != 2) failed = true;
+    failed = tell_deaf(adjoint_verdict_.get(), tells_adjoint_, failed);
+    if (failed) refuse(P_y_, dy, local_out_, &batch_, "dy", "adjoint");
 
-    if (!refusal.empty()) throw invalid_argument(refusal);
-    if (upstream_refused)
-        throw invalid_argument("Linear: adjoint refused because the output gradient on P_y is invalid (the P_y workers "
-                               "report why)");
+    // The call succeeded everywhere: now the gradients take it in.
+    if (holds_weight_) {
+        kernels::gemm(transpose::yes, transpose::no, T(1), dy_piece_, x_piece_, T(1), weight_.grad);
+        if (holds_bias_) {
+            const std::size_t rows = bias_.grad.size(), batch = dy_piece_.shape()[0];
+            for (std::size_t n = 0; n < batch; ++n)
+                for (std::size_t r = 0; r < rows; ++r) bias_.grad.data()[r] += dy_piece_.data()[n * rows + r];
+        }
+    }
     if (P_x_.active()) std::swap(dx, received_);
     else ensure_shape(dx, {0});
 }

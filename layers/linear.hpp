@@ -30,15 +30,30 @@
 // hash in [-1, 1) (multiples of 2^-23) and bound = 1/sqrt(in_features), as PyTorch's default
 // range. So a serial run and every distributed run start from the same model.
 //
-// Errors: inconsistent partitions are refused at construction on every worker, before any
-// communication. A bad input piece (wrong rank or feature extent, batch differing between P_x
-// workers) or a bad output gradient is refused on every worker of the layer: the P_x (P_y)
-// workers agree on it (one small all-gather among them per call when P_fi (P_fo) > 1) and
-// send an empty marker through the pipeline instead of data, so nobody waits for a partner
-// that stopped. adjoint() needs a forward() first; it uses the input of the last forward.
+// Errors. At construction every worker agrees on the arguments (element type, the three
+// partition shapes, in_features, out_features, bias, seed: one digest all-reduce, core/detail/
+// argument_agreement); a disagreement, and partitions that do not fit together, are refused
+// on every worker. Per call, a bad input piece (wrong rank or feature extent, batch differing
+// between P_x workers) or a bad output gradient (also: batch other than the last forward's)
+// is refused with the same message, naming the worker and the problem, on every worker of the
+// layer, and nobody waits forever. Once shapes are known a call moves data only:
+//   - a worker whose piece cannot be right on its own (wrong rank or features) sends an empty
+//     marker instead of it; everything else, including a batch that differs between workers,
+//     travels as usual;
+//   - every P_W worker hears from every P_x worker (each row of P_W holds every column), so
+//     the SumReduce into P_y sees a marker or a differing batch: its teams then refuse on
+//     every member (core's guarantee), or, when every piece was a marker, deliver one. So all
+//     of P_W and P_y know the outcome, with no message beyond the data;
+//   - a P_x worker in neither P_W nor P_y hears nothing back in forward: for such workers only,
+//     P_W's first row sends them a one-element verdict (the same in adjoint for P_y workers in
+//     neither P_W nor P_x, from P_W's first column);
+//   - on a refusal, and only then, the workers of the layer find the reason together (the
+//     pieces' shapes gathered over P_x or P_y, then one agreement over the layer's workers).
+// A refused adjoint accumulates no gradient (gradients are added once the call succeeded).
+// adjoint() needs a forward() first; it uses the input of the last forward.
 //
 // Memory: the broadcast x piece, the partial products and the gradient buffers are members,
-// reused while shapes stay the same (the primitives of core/ still return fresh tensors).
+// reused while shapes stay the same.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -87,10 +102,13 @@ class distributed_linear : public module<T> {
     void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;
 
   private:
-    // Empty when this worker's piece is acceptable for the agreed batch; collective over
-    // `team` (P_x or P_y) when it has more than one worker, so every member returns the same.
-    std::string agree_on_piece(const cartesian_partition& team, const tensor<T>& piece, std::size_t features,
-                               const std::size_t* expected_batch, const char* what) const;
+    // Refusal path, collective over the layer's workers once every one of them knows that the
+    // call failed: throws the same invalid_argument, with the reason, on all of them.
+    [[noreturn]] void refuse(const cartesian_partition& team, const tensor<T>& piece, std::size_t features,
+                             const std::size_t* expected_batch, const char* what, const char* direction);
+    // Whether the call failed: `failed` as this worker knows it, or the verdict its source sent
+    // (collective over the verdict's teams; `source`: this worker sends a verdict).
+    bool tell_deaf(broadcast<T>* verdict, bool source, bool failed);
 
     cartesian_partition P_x_, P_y_, P_W_;
     std::size_t in_features_, out_features_;
@@ -100,6 +118,11 @@ class distributed_linear : public module<T> {
 
     std::unique_ptr<broadcast<T>> broadcast_x_;    // P_x -> P_W columns
     std::unique_ptr<sum_reduce<T>> reduce_y_;      // P_W rows -> P_y (P_W transposed)
+    // Verdicts for the workers that would hear nothing back (null when there are none):
+    // P_W(0, c) -> P_x worker c in forward, P_W(r, 0) -> P_y worker r in adjoint.
+    std::unique_ptr<broadcast<T>> forward_verdict_, adjoint_verdict_;
+    bool tells_forward_ = false, tells_adjoint_ = false;  // this worker is a source of one
+    std::shared_ptr<communicator> layer_comm_;  // over every worker of P_x, P_y and P_W (refusals only)
 
     parameter<T> weight_, bias_;
     // Reused between calls.
@@ -109,7 +132,8 @@ class distributed_linear : public module<T> {
     tensor<T> dy_piece_;   // the broadcast output gradient
     tensor<T> received_;   // what a primitive hands back before it is checked
     tensor<T> empty_;      // {0}: what a worker without data passes on
-    tensor<T> marker_;     // {0}: sent instead of data after a refusal
+    tensor<T> marker_;     // {0}: sent instead of a piece that cannot be right
+    tensor<T> verdict_out_, verdict_in_;  // {1}: 1 = the call failed
     bool forward_done_ = false;
     std::size_t batch_ = 0;  // batch of the last successful forward
 };

@@ -1,7 +1,8 @@
 // DistributedLinear on 4 simulated workers (P_W 2x2, P_x 1x2, P_y 1x2), 64 x 4096 -> 4096
 // float32, one forward + one adjoint per iteration, against the same step done by the serial
 // kernels on the whole problem in one thread; and the GEMM kernel against a plain cblas call
-// on the same operands.
+// on the same operands. Two small runs (4 x 32 -> 32) time the layer's per-call cost with
+// P_x, P_y inside P_W and outside it, and count its messages per step.
 //
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
 // simulated workers: the distribution overhead is linear_sim_2x2 / linear_serial (goal <= 1.2),
@@ -11,11 +12,13 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "core/partition.hpp"
 #include "kernels/gemm.hpp"
@@ -60,24 +63,26 @@ void linear_serial(benchmark::State& state) {
 
 // The simulated world runs on a helper thread for the whole benchmark; each iteration of the
 // benchmark loop releases one step on every worker and waits for it to finish (the workers
-// block in between, so the process CPU time is the workers' work).
-void linear_sim_2x2(benchmark::State& state) {
+// block in between, so the process CPU time is the workers' work). P_W 2x2 on workers 0-3;
+// P_x and P_y on the given workers (inside P_W, or disjoint from it). Counter msgs_per_iter:
+// messages sent by all workers per forward + adjoint (the traffic log's count).
+void run_linear_sim(benchmark::State& state, int world_size, std::vector<int> x_workers, std::vector<int> y_workers,
+                    std::size_t n_batch, std::size_t n_in, std::size_t n_out) {
     std::mutex m;
     std::condition_variable cv;
     long requested = 0, completed = 0;
     bool ready = false, stop = false;
+    std::vector<std::uint64_t> sent(static_cast<std::size_t>(world_size), 0);
 
     std::thread world_thread([&] {
-        distdl::sim::run(4, [&](const std::shared_ptr<distdl::communicator>& world) {
+        distdl::sim::run(world_size, [&](const std::shared_ptr<distdl::communicator>& world) {
             auto W = distdl::partition::world(world);
-            const auto P_x = W.create_partition_inclusive({0, 1}).create_cartesian_topology_partition({1, 2});
-            const auto P_y = W.create_partition_inclusive({0, 2}).create_cartesian_topology_partition({1, 2});
+            const auto P_x = W.create_partition_inclusive(x_workers).create_cartesian_topology_partition({1, 2});
+            const auto P_y = W.create_partition_inclusive(y_workers).create_cartesian_topology_partition({1, 2});
             const auto P_W = W.create_partition_inclusive({0, 1, 2, 3}).create_cartesian_topology_partition({2, 2});
-            distdl::distributed_linear<float> layer(P_x, P_y, P_W, in_features, out_features, {.seed = 1});
-            const tensor<float> x =
-                P_x.active() ? filled({batch, in_features / 2}, 1) : distdl::zero_volume<float>();
-            const tensor<float> dy =
-                P_y.active() ? filled({batch, out_features / 2}, 1) : distdl::zero_volume<float>();
+            distdl::distributed_linear<float> layer(P_x, P_y, P_W, n_in, n_out, {.seed = 1});
+            const tensor<float> x = P_x.active() ? filled({n_batch, n_in / 2}, 1) : distdl::zero_volume<float>();
+            const tensor<float> dy = P_y.active() ? filled({n_batch, n_out / 2}, 1) : distdl::zero_volume<float>();
             tensor<float> y, dx;
             layer.forward(x, y);  // warm-up: buffers reach their steady-state shapes
             layer.adjoint(dy, dx);
@@ -95,8 +100,10 @@ void linear_sim_2x2(benchmark::State& state) {
                 }
                 world->broadcast(&go, 1, 0);
                 if (!go) break;
+                const std::uint64_t layer_before = world->traffic().total().messages;
                 layer.forward(x, y);
                 layer.adjoint(dy, dx);
+                sent[static_cast<std::size_t>(world->rank())] += world->traffic().total().messages - layer_before;
                 world->barrier();
                 if (world->rank() == 0) {
                     std::lock_guard<std::mutex> lock(m);
@@ -122,6 +129,21 @@ void linear_sim_2x2(benchmark::State& state) {
         cv.notify_all();
     }
     world_thread.join();
+    std::uint64_t total = 0;
+    for (auto v : sent) total += v;
+    state.counters["msgs_per_iter"] = static_cast<double>(total) / static_cast<double>(std::max<long>(requested, 1));
+}
+
+void linear_sim_2x2(benchmark::State& state) {
+    run_linear_sim(state, 4, {0, 1}, {0, 2}, batch, in_features, out_features);
+}
+
+// Small operands (4 x 32 -> 32): the time is the layer's own per-call cost, not the GEMMs.
+void linear_sim_2x2_small(benchmark::State& state) { run_linear_sim(state, 4, {0, 1}, {0, 2}, 4, 32, 32); }
+
+// The same with P_x and P_y on workers outside P_W (8 workers).
+void linear_sim_2x2_disjoint_small(benchmark::State& state) {
+    run_linear_sim(state, 8, {4, 5}, {6, 7}, 4, 32, 32);
 }
 
 // The forward product's operands: 64 x 4096 times (4096 x 4096)^T.
@@ -152,6 +174,8 @@ void plain_cblas(benchmark::State& state) {
 
 BENCHMARK(linear_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 BENCHMARK(linear_sim_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(linear_sim_2x2_small)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime();
+BENCHMARK(linear_sim_2x2_disjoint_small)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime();
 BENCHMARK(kernel_gemm)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 BENCHMARK(plain_cblas)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 

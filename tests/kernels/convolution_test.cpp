@@ -29,7 +29,7 @@ struct conv_case {
 // dilation 1–3, inputs just large enough for the kernel up to a few more; now and then an
 // empty batch or channel extent.
 // `wide`: 8–17 channels each way (oneDNN's blocked kernels), else 0–4.
-conv_case random_case(std::size_t dims, std::mt19937_64& gen, bool wide = false) {
+conv_case random_case(std::size_t dims, test::stream& gen, bool wide = false) {
     conv_case c;
     const std::size_t batch = test::pick(gen, 0, 9) == 0 ? 0 : test::pick(gen, 1, 2);
     c.g.in_channels = wide ? test::pick(gen, 8, 17) : test::pick(gen, 0, 12) == 0 ? 0 : test::pick(gen, 1, 3);
@@ -50,9 +50,17 @@ conv_case random_case(std::size_t dims, std::mt19937_64& gen, bool wide = false)
     return c;
 }
 
-// Returns how many of the passes ran on oneDNN.
 template <class T>
-int check_against_reference(const conv_case& c, kernels::conv_engine engine, std::mt19937_64& gen) {
+tensor<double> in_double(const tensor<T>& t) {
+    return xt::cast<double>(t);
+}
+tensor<double> absolute(const tensor<double>& t) { return xt::abs(t); }
+
+// Every pass against the reference in double, within the rounding bound of its sums
+// (test::rounding_ratio): the exact sums, the sums of |terms| (the reference on |inputs|) and
+// the number of terms of the longest sum. Returns how many of the passes ran on oneDNN.
+template <class T>
+int check_against_reference(const conv_case& c, kernels::conv_engine engine, test::stream& gen) {
     int onednn_passes = 0;
     auto count = [&](const std::string& engine_used) { onednn_passes += engine_used.rfind("onednn:", 0) == 0; };
     SCOPED_TRACE(c.describe());
@@ -66,16 +74,28 @@ int check_against_reference(const conv_case& c, kernels::conv_engine engine, std
     EXPECT_EQ(conv.output_shape(c.x_shape), y_shape);
     if (conv.output_shape(c.x_shape) != y_shape) return 0;
     const auto dy = test::random_tensor<T>(y_shape, gen);
-    const double tol = test::tolerance<T>();
+    const auto x64 = in_double(x), w64 = in_double(w), b64 = in_double(b), dy64 = in_double(dy);
+    const auto x_abs = absolute(x64), w_abs = absolute(w64), b_abs = absolute(b64), dy_abs = absolute(dy64);
+    // Terms per sum: forward C_in * kernel volume (+ bias); an input gradient at most C_out *
+    // kernel volume; weight and bias gradients N * output positions (+ what they held).
+    std::size_t kernel_volume = 1, positions = y_shape[0];
+    for (auto k : c.g.kernel_size) kernel_volume *= k;
+    for (std::size_t e = 2; e < y_shape.size(); ++e) positions *= y_shape[e];
+    const std::size_t forward_terms = c.g.in_channels * kernel_volume + 1, data_terms = c.g.out_channels * kernel_volume,
+                      weight_terms = positions + 1;
 
+    const auto y_exact = ref::conv_forward(x64, w64, c.g.bias ? &b64 : nullptr, rg);
+    const auto y_magnitude = ref::conv_forward(x_abs, w_abs, c.g.bias ? &b_abs : nullptr, rg);
+    const auto dx_exact = ref::conv_adjoint_input(dy64, w64, c.x_shape, rg);
+    const auto dx_magnitude = ref::conv_adjoint_input(dy_abs, w_abs, c.x_shape, rg);
     // Twice each, so the second call runs on the cached plans and reused outputs.
     tensor<T> y, dx = test::random_tensor<T>(c.x_shape, gen);  // overwritten, whatever it held
     for (int round = 0; round < 2; ++round) {
         conv.forward(x, w, bias, y);
-        EXPECT_LE(test::relative_error(y, ref::conv_forward(x, w, bias, rg)), tol) << conv.last_engine();
+        EXPECT_LE(test::rounding_ratio(y, y_exact, y_magnitude, forward_terms), 1.0) << conv.last_engine();
         count(conv.last_engine());
         conv.backward_data(dy, w, c.x_shape, dx);
-        EXPECT_LE(test::relative_error(dx, ref::conv_adjoint_input(dy, w, c.x_shape, rg)), tol) << conv.last_engine();
+        EXPECT_LE(test::rounding_ratio(dx, dx_exact, dx_magnitude, data_terms), 1.0) << conv.last_engine();
         count(conv.last_engine());
     }
     // Gradients accumulate onto what dw and db hold.
@@ -83,12 +103,15 @@ int check_against_reference(const conv_case& c, kernels::conv_engine engine, std
     const auto db0 = test::random_tensor<T>({c.g.out_channels}, gen);
     tensor<T> dw = dw0, db = db0;
     conv.backward_weights(x, dy, dw, c.g.bias ? &db : nullptr);
-    const tensor<T> dw_expected = dw0 + ref::conv_adjoint_weight(x, dy, conv.weight_shape(), rg);
-    EXPECT_LE(test::relative_error(dw, dw_expected), tol) << conv.last_engine();
+    const tensor<double> dw_exact = in_double(dw0) + ref::conv_adjoint_weight(x64, dy64, conv.weight_shape(), rg);
+    const tensor<double> dw_magnitude =
+        absolute(in_double(dw0)) + ref::conv_adjoint_weight(x_abs, dy_abs, conv.weight_shape(), rg);
+    EXPECT_LE(test::rounding_ratio(dw, dw_exact, dw_magnitude, weight_terms), 1.0) << conv.last_engine();
     count(conv.last_engine());
     if (c.g.bias) {
-        const tensor<T> db_expected = db0 + ref::conv_adjoint_bias(dy);
-        EXPECT_LE(test::relative_error(db, db_expected), tol) << conv.last_engine();
+        const tensor<double> db_exact = in_double(db0) + ref::conv_adjoint_bias(dy64);
+        const tensor<double> db_magnitude = absolute(in_double(db0)) + ref::conv_adjoint_bias(dy_abs);
+        EXPECT_LE(test::rounding_ratio(db, db_exact, db_magnitude, weight_terms), 1.0) << conv.last_engine();
     } else {
         EXPECT_EQ(db, db0);
     }
@@ -98,7 +121,7 @@ int check_against_reference(const conv_case& c, kernels::conv_engine engine, std
 // Returns how many passes ran on oneDNN.
 template <class T>
 int sweep(kernels::conv_engine engine, std::uint64_t seed, std::size_t cases_per_dim, bool wide = false) {
-    std::mt19937_64 gen(seed);
+    test::stream gen(seed);
     int onednn_passes = 0;
     for (std::size_t dims = 1; dims <= 3; ++dims)
         for (std::size_t i = 0; i < cases_per_dim; ++i)
@@ -133,7 +156,7 @@ TEST(kernel_convolution, double_matches_reference) {
 
 TEST(kernel_convolution, larger_problems_cross_several_column_tiles) {
     // Enough output positions and rows for several 512 KiB column tiles per image.
-    std::mt19937_64 gen(5);
+    test::stream gen(5);
     conv_case c2{{.in_channels = 16, .out_channels = 5, .kernel_size = {3, 3}, .padding = {1}, .bias = true},
                  {2, 16, 40, 37}};
     conv_case c3{{.in_channels = 4, .out_channels = 3, .kernel_size = {3, 2, 3}, .stride = {2, 1, 1},
@@ -158,9 +181,31 @@ TEST(kernel_convolution, larger_problems_cross_several_column_tiles) {
     }
 }
 
+// The bound is not vacuous: a float weight gradient summing 3,200 products passes it, and the
+// same result with one product of 0.25 left out of one element fails it.
+TEST(kernel_convolution, rounding_bound_catches_one_missing_term) {
+    const kernels::conv_geometry g{.in_channels = 1, .out_channels = 1, .kernel_size = {2, 2}};
+    kernels::convolution<float> conv(g, kernels::conv_engine::im2col);
+    const ref::conv_geometry rg{};
+    test::stream gen(8);
+    auto x = test::random_tensor<float>({2, 1, 41, 41}, gen);
+    auto dy = test::random_tensor<float>({2, 1, 40, 40}, gen);
+    x(0, 0, 0, 0) = 0.5f;
+    dy(0, 0, 0, 0) = 0.5f;  // the one term of dw(0, 0, 0, 0) at n = 0, output (0, 0): 0.25
+    tensor<float> dw = xt::zeros<float>(shape_t{1, 1, 2, 2});
+    conv.backward_weights(x, dy, dw, nullptr);
+    const auto x64 = in_double(x), dy64 = in_double(dy);
+    const auto exact = ref::conv_adjoint_weight(x64, dy64, {1, 1, 2, 2}, rg);
+    const auto magnitude = ref::conv_adjoint_weight(absolute(x64), absolute(dy64), {1, 1, 2, 2}, rg);
+    const std::size_t terms = 2 * 40 * 40 + 1;
+    EXPECT_LE(test::rounding_ratio(dw, exact, magnitude, terms), 1.0);
+    dw(0, 0, 0, 0) -= 0.25f;
+    EXPECT_GT(test::rounding_ratio(dw, exact, magnitude, terms), 1.0);
+}
+
 TEST(kernel_convolution, float_uses_onednn_where_it_is_fast) {
     kernels::convolution<float> conv({.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .padding = {1}});
-    std::mt19937_64 gen(3);
+    test::stream gen(3);
     const auto x = test::random_tensor<float>({2, 16, 12, 12}, gen);
     const auto w = test::random_tensor<float>(conv.weight_shape(), gen);
     tensor<float> y, dx, dw = xt::zeros<float>(conv.weight_shape());
@@ -203,7 +248,7 @@ TEST(kernel_convolution, concurrent_objects_on_many_threads) {
     std::vector<int> failures(6, 0);
     for (int t = 0; t < 6; ++t)
         threads.emplace_back([t, &failures] {
-            std::mt19937_64 gen(100 + t);
+            test::stream gen(100 + t);
             const kernels::conv_geometry g{.in_channels = 3, .out_channels = 4, .kernel_size = {3, 3},
                                            .stride = {1 + std::size_t(t % 2)}, .padding = {1}, .bias = true};
             kernels::convolution<float> conv(g);

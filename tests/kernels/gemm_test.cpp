@@ -4,11 +4,10 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
-#include "verify/random.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
 
 namespace {
 
@@ -18,7 +17,7 @@ using distdl::kernels::gemm;
 using distdl::kernels::transpose;
 
 template <class T>
-tensor<T> random_matrix(const shape_t& shape, std::mt19937_64& gen) {
+tensor<T> random_matrix(const shape_t& shape, distdl::test::stream& gen) {
     return distdl::verify::random_tensor<T>(shape, gen());
 }
 
@@ -45,8 +44,8 @@ TYPED_TEST_SUITE(gemm_kernel, element_types);
 TYPED_TEST(gemm_kernel, matches_a_loop_on_random_shapes) {
     using T = TypeParam;
     const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-13;
-    std::mt19937_64 gen(7);
-    std::uniform_int_distribution<std::size_t> extent(0, 9);
+    distdl::test::stream gen(7);
+    auto extent = [](distdl::test::stream& g) { return distdl::test::pick(g, 0, 9); };
     for (int trial = 0; trial < 200; ++trial) {
         const std::size_t m = extent(gen), n = extent(gen), k = extent(gen);
         const bool ta = trial % 2, tb = (trial / 2) % 2;
@@ -76,7 +75,7 @@ TYPED_TEST(gemm_kernel, beta_zero_overwrites_even_nan_and_k_zero_scales) {
     c.fill(T(2));
     gemm(transpose::no, transpose::no, T(1), a, b, T(3), c);
     for (auto v : c) EXPECT_EQ(v, T(6));
-    std::mt19937_64 gen(3);
+    distdl::test::stream gen(3);
     const auto a2 = random_matrix<T>({3, 4}, gen), b2 = random_matrix<T>({4, 2}, gen);
     c.fill(std::numeric_limits<T>::quiet_NaN());
     gemm(transpose::no, transpose::no, T(1), a2, b2, T(0), c);

@@ -24,7 +24,7 @@ struct pool_case {
     }
 };
 
-pool_case random_case(std::size_t dims, bool dilated, std::mt19937_64& gen) {
+pool_case random_case(std::size_t dims, bool dilated, test::stream& gen) {
     pool_case c;
     c.x_shape = {test::pick(gen, 0, 9) == 0 ? 0 : test::pick(gen, 1, 2),
                  test::pick(gen, 0, 9) == 0 ? 0 : test::pick(gen, 1, 3)};
@@ -44,7 +44,7 @@ pool_case random_case(std::size_t dims, bool dilated, std::mt19937_64& gen) {
 
 // Small integers, so windows often hold ties (the first maximum must win).
 template <class T>
-tensor<T> tied_tensor(const shape_t& shape, std::mt19937_64& gen) {
+tensor<T> tied_tensor(const shape_t& shape, test::stream& gen) {
     tensor<T> t(shape);
     for (auto& v : t) v = T(double(test::pick(gen, 0, 6)) - 3.0);
     return t;
@@ -54,7 +54,7 @@ ref::pool_geometry as_ref(const kernels::pool_geometry& g) { return {g.kernel_si
 
 template <class T>
 void sweep(std::uint64_t seed) {
-    std::mt19937_64 gen(seed);
+    test::stream gen(seed);
     for (std::size_t dims = 1; dims <= 3; ++dims)
         for (int i = 0; i < 40; ++i) {
             {

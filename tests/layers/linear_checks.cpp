@@ -1,7 +1,7 @@
 // DistributedLinear (spec 002) on both transports: output, input gradient, parameter values
 // and gradients against reference/linear on the global tensors, for identical, overlapping and
 // disjoint partitions, uneven splits and empty blocks; calls with changing batch; gradient
-// accumulation; the refusals of inconsistent partitions and of bad pieces on every worker.
+// accumulation; the refusal of inconsistent partitions (bad pieces: linear_refusal_checks.cpp).
 #include "layers/linear.hpp"
 #include "reference/linear.hpp"
 #include "tests/layers/layer_test_util.hpp"
@@ -141,56 +141,6 @@ DISTDL_CHECK(linear_refuses_inconsistent_partitions, world_size >= 12) {
     const tensor<double> x = world->rank() < 4 ? tensor<double>(xt::ones<double>(shape_t{2, 4})) : distdl::zero_volume<double>();
     const auto y = fine.forward(x);
     DCHECK_EQ(distdl::shape_of(y), world->rank() < 3 ? (shape_t{2, 4}) : (shape_t{0}));
-}
-
-// A bad piece on one worker is refused on every worker of the layer (no one is left waiting),
-// and the layer stays usable.
-DISTDL_CHECK(linear_refuses_bad_pieces_everywhere, world_size >= 4) {
-    const int me = world->rank();
-    const auto P_x = make_partition(world, {0, 1}, {1, 2});
-    const auto P_y = make_partition(world, {2, 3}, {1, 2});
-    const auto P_W = make_partition(world, rank_range(0, 4), {2, 2});
-    distributed_linear<double> layer(P_x, P_y, P_W, 6, 4);
-    const bool in_layer = me < 4;
-    auto expect_refusal = [&](auto&& call, const std::string& own_text, const std::string& other_text, bool own) {
-        if (!in_layer) {
-            call();  // outside the layer: nothing to refuse
-            return;
-        }
-        const std::string expected = own ? own_text : other_text;
-        DCHECK_THROWS(call(), distdl::invalid_argument, expected);
-    };
-    auto x_of = [&](std::size_t batch, std::size_t features) {
-        return me < 2 ? tensor<double>(xt::ones<double>(shape_t{batch, features})) : distdl::zero_volume<double>();
-    };
-
-    // adjoint before any forward
-    expect_refusal([&] { layer.adjoint(me >= 2 && me < 4 ? tensor<double>(xt::ones<double>(shape_t{1, 2})) : distdl::zero_volume<double>()); },
-                   "", "Linear: adjoint() needs a successful forward() first", false);
-    // worker 1 holds 4 features instead of 3
-    expect_refusal([&] { layer.forward(me == 1 ? x_of(2, 4) : x_of(2, 3)); },
-                   "Linear: x on P_x worker 1 (world rank 1) has shape [2,4], expected [batch, 3]",
-                   "Linear: forward refused because the input on P_x is invalid", me < 2);
-    // the two P_x workers disagree on the batch
-    expect_refusal([&] { layer.forward(me == 0 ? x_of(2, 3) : x_of(5, 3)); },
-                   "Linear: x on P_x worker 1 (world rank 1) has batch 5, expected 2",
-                   "Linear: forward refused because the input on P_x is invalid", me < 2);
-    // a refused forward leaves nothing to take the adjoint of
-    expect_refusal([&] { layer.adjoint(distdl::zero_volume<double>()); }, "", "needs a successful forward() first", false);
-    // still usable
-    const auto y = layer.forward(x_of(2, 3));
-    DCHECK_EQ(distdl::shape_of(y), me == 2 || me == 3 ? (shape_t{2, 2}) : (shape_t{0}));
-    // dy with the wrong batch on P_y worker 0
-    auto dy_of = [&](std::size_t batch) {
-        return me == 2 || me == 3 ? tensor<double>(xt::ones<double>(shape_t{batch, 2})) : distdl::zero_volume<double>();
-    };
-    expect_refusal([&] { layer.adjoint(me == 2 ? dy_of(3) : dy_of(2)); },
-                   "Linear: dy on P_y worker 0 (world rank 2) has batch 3, expected 2 (the batch of the last forward)",
-                   "Linear: adjoint refused because the output gradient on P_y is invalid", me == 2 || me == 3);
-    for (auto* p : layer.parameters())
-        for (auto v : p->grad) DCHECK_EQ(v, 0.0);  // a refused adjoint accumulates nothing
-    const auto dx = layer.adjoint(dy_of(2));
-    DCHECK_EQ(distdl::shape_of(dx), me < 2 ? (shape_t{2, 3}) : (shape_t{0}));
 }
 
 // The model does not depend on the partitions: the global W and b are the same blocks

@@ -12,20 +12,13 @@
 namespace {
 
 using namespace distdl;
+using distdl::testing::disagreement;
 using distdl::testing::first_ranks;
 using distdl::testing::make_partition;
+using distdl::testing::rank0_1d;
+using distdl::testing::odd_one;
 using distdl::testing::rank_range;
 using distdl::testing::whole_world_1d;
-
-// "<layer>: workers disagree on <arg>: <usual> on world ranks [0-(n-2)], <odd> on world ranks [n-1]"
-std::string disagreement(const std::shared_ptr<communicator>& world, const std::string& layer, const std::string& arg,
-                         const std::string& usual, const std::string& odd) {
-    const int n = world->size();
-    return layer + ": workers disagree on " + arg + ": " + usual + " on world ranks " + first_ranks(n - 1) + ", " +
-           odd + " on world ranks [" + std::to_string(n - 1) + "]";
-}
-
-bool odd_one(const std::shared_ptr<communicator>& world) { return world->rank() == world->size() - 1; }
 
 kernel_geometry geometry_1d(std::size_t k, std::size_t s = 1, std::size_t p = 0, std::size_t d = 1) {
     return {{k}, {s}, {p}, {d}};
@@ -77,7 +70,7 @@ DISTDL_CHECK(misuse_halo_three_global_shapes, world_size >= 3) {
 
 // transpose_src on one worker only used to deadlock inside the team construction.
 DISTDL_CHECK(misuse_broadcast_transpose_src_on_one_worker, world_size >= 2) {
-    const auto P_x = make_partition(world, {0}, {1});
+    const auto P_x = rank0_1d(world);
     const auto P_y = whole_world_1d(world);
     broadcast_options o;
     o.transpose_src = odd_one(world);
@@ -86,7 +79,7 @@ DISTDL_CHECK(misuse_broadcast_transpose_src_on_one_worker, world_size >= 2) {
 }
 
 DISTDL_CHECK(misuse_broadcast_transpose_dest_differs, world_size >= 2) {
-    const auto P_x = make_partition(world, {0}, {1});
+    const auto P_x = rank0_1d(world);
     const auto P_y = whole_world_1d(world);
     broadcast_options o;
     o.transpose_dest = !odd_one(world);
@@ -95,7 +88,7 @@ DISTDL_CHECK(misuse_broadcast_transpose_dest_differs, world_size >= 2) {
 }
 
 DISTDL_CHECK(misuse_broadcast_preserve_batch_differs, world_size >= 2) {
-    const auto P_x = make_partition(world, {0}, {1});
+    const auto P_x = rank0_1d(world);
     const auto P_y = whole_world_1d(world);
     broadcast_options o;
     o.preserve_batch = !odd_one(world);
@@ -105,7 +98,7 @@ DISTDL_CHECK(misuse_broadcast_preserve_batch_differs, world_size >= 2) {
 
 DISTDL_CHECK(misuse_sum_reduce_transpose_src_differs, world_size >= 2) {
     const auto P_x = whole_world_1d(world);
-    const auto P_y = make_partition(world, {0}, {1});
+    const auto P_y = rank0_1d(world);
     sum_reduce_options o;
     o.transpose_src = odd_one(world);
     DCHECK_THROWS(sum_reduce<double>(P_x, P_y, o), invalid_argument,
@@ -129,7 +122,7 @@ DISTDL_CHECK(misuse_all_sum_reduce_bad_axis_on_one_worker, world_size >= 2) {
 }
 
 DISTDL_CHECK(misuse_repartition_preserve_batch_differs, world_size >= 2) {
-    const auto P_x = make_partition(world, {0}, {1});
+    const auto P_x = rank0_1d(world);
     const auto P_y = whole_world_1d(world);
     repartition_options o;
     o.preserve_batch = !odd_one(world);
@@ -138,7 +131,7 @@ DISTDL_CHECK(misuse_repartition_preserve_batch_differs, world_size >= 2) {
 }
 
 DISTDL_CHECK(misuse_repartition_element_type_differs, world_size >= 2) {
-    const auto P_x = make_partition(world, {0}, {1});
+    const auto P_x = rank0_1d(world);
     const auto P_y = whole_world_1d(world);
     const std::string expected = disagreement(world, "Repartition", "the element type", "float32", "float64");
     if (odd_one(world)) DCHECK_THROWS(repartition<double>(P_x, P_y), invalid_argument, expected);

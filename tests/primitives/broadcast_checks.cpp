@@ -9,20 +9,15 @@ using distdl::broadcast;
 using distdl::broadcast_options;
 using distdl::shape_t;
 using distdl::testing::make_partition;
+using distdl::testing::rank0_1d;
 using distdl::testing::mirrored;
 using distdl::testing::pair_case;
 using distdl::testing::pair_kind;
 using distdl::testing::rank_range;
 using distdl::testing::run_pair_case_all;
+using distdl::testing::transpose_flags;
 
 constexpr auto kind = pair_kind::broadcast;
-
-broadcast_options flags(bool transpose_src, bool transpose_dest) {
-    broadcast_options o;
-    o.transpose_src = transpose_src;
-    o.transpose_dest = transpose_dest;
-    return o;
-}
 
 }  // namespace
 
@@ -49,24 +44,24 @@ DISTDL_CHECK(broadcast_example2_1_to_2x3, world_size >= 6) {
 DISTDL_CHECK(broadcast_example3_3x1_to_3x4, world_size >= 12) {
     const int world_size = world->size();
     run_pair_case_all(world, kind, {rank_range(0, 3), {3, 1}, rank_range(0, 12), {3, 4}});
-    run_pair_case_all(world, kind, {rank_range(0, 3), {1, 3}, rank_range(0, 12), {3, 4}, flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(0, 3), {1, 3}, rank_range(0, 12), {3, 4}, transpose_flags(true, false)});
     if (world_size >= 15) run_pair_case_all(world, kind, {rank_range(12, 15), {3, 1}, rank_range(0, 12), {3, 4}});
 }
 
 // Example 4 (4x4x3 <- 1x1x3) needs 48 workers; the same pattern on 2x2x3.
 DISTDL_CHECK(broadcast_example4_1x1x3_to_2x2x3, world_size >= 12) {
     run_pair_case_all(world, kind, {{9, 10, 11}, {1, 1, 3}, rank_range(0, 12), {2, 2, 3}});
-    run_pair_case_all(world, kind, {{3, 7, 11}, {3, 1, 1}, rank_range(0, 12), {2, 2, 3}, flags(true, false)});
+    run_pair_case_all(world, kind, {{3, 7, 11}, {3, 1, 1}, rank_range(0, 12), {2, 2, 3}, transpose_flags(true, false)});
 }
 
 DISTDL_CHECK(broadcast_example7_mirror_1x3_to_3x4_transpose_dest, world_size >= 12) {
     const int world_size = world->size();
-    run_pair_case_all(world, kind, {{4, 5, 6}, {1, 3}, rank_range(0, 12), {3, 4}, flags(false, true)});
-    if (world_size >= 15) run_pair_case_all(world, kind, {{12, 13, 14}, {1, 3}, rank_range(0, 12), {3, 4}, flags(false, true)});
+    run_pair_case_all(world, kind, {{4, 5, 6}, {1, 3}, rank_range(0, 12), {3, 4}, transpose_flags(false, true)});
+    if (world_size >= 15) run_pair_case_all(world, kind, {{12, 13, 14}, {1, 3}, rank_range(0, 12), {3, 4}, transpose_flags(false, true)});
 }
 
 DISTDL_CHECK(broadcast_example8_mirror_4x1_to_3x4_transpose_src, world_size >= 12) {
-    run_pair_case_all(world, kind, {{0, 4, 8, 11}, {4, 1}, rank_range(0, 12), {3, 4}, flags(true, false)});
+    run_pair_case_all(world, kind, {{0, 4, 8, 11}, {4, 1}, rank_range(0, 12), {3, 4}, transpose_flags(true, false)});
 }
 
 // Mirror of example 6: 3x1 does not broadcast to 1x3, unless one side is transposed.
@@ -76,8 +71,8 @@ DISTDL_CHECK(broadcast_example6_mirror_3x1_to_1x3, world_size >= 3) {
     DCHECK_THROWS(broadcast<double>(P_x, P_y), distdl::partition_error,
                   "Broadcast: P_x shape [3,1] cannot broadcast to P_y shape [1,3] (dimension 0: 3 vs 1)");
     DCHECK_THROWS(broadcast<float>(P_x, P_y), distdl::invalid_argument, "dimension 0: 3 vs 1");
-    run_pair_case_all(world, kind, {rank_range(0, 3), {3, 1}, rank_range(0, 3), {1, 3}, flags(true, false)});
-    run_pair_case_all(world, kind, {rank_range(0, 3), {3, 1}, {2, 0, 1}, {1, 3}, flags(false, true)});
+    run_pair_case_all(world, kind, {rank_range(0, 3), {3, 1}, rank_range(0, 3), {1, 3}, transpose_flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(0, 3), {3, 1}, {2, 0, 1}, {1, 3}, transpose_flags(false, true)});
 }
 
 // Mirror of example 5 (3x3x2 needs 18 workers): 1x1x3 does not broadcast to 1x3x2.
@@ -108,7 +103,7 @@ DISTDL_CHECK(broadcast_disjoint_with_idle_workers, world_size >= 2) {
     const auto sh = static_cast<std::size_t>(h), sm = static_cast<std::size_t>(m);
     run_pair_case_all(world, kind, {rank_range(0, h), {sh}, rank_range(h, h + m * h), {sm, sh}});
     // Transposed destination: P_y [h, m] read as [m, h].
-    run_pair_case_all(world, kind, {rank_range(0, h), {sh}, rank_range(h, h + m * h), {sh, sm}, flags(false, true)});
+    run_pair_case_all(world, kind, {rank_range(0, h), {sh}, rank_range(h, h + m * h), {sh, sm}, transpose_flags(false, true)});
 }
 
 // Partly overlapping teams in scrambled order, idle ranks in between.
@@ -121,8 +116,8 @@ DISTDL_CHECK(broadcast_overlapping_scrambled, world_size >= 6) {
 DISTDL_CHECK(broadcast_padding, world_size >= 6) {
     const int world_size = world->size();
     run_pair_case_all(world, kind, {{0, 1, 2}, {3}, rank_range(0, 6), {2, 3}});
-    run_pair_case_all(world, kind, {{0, 1, 2}, {3}, rank_range(0, 6), {3, 2}, flags(false, true)});
-    run_pair_case_all(world, kind, {{1, 3}, {2, 1}, rank_range(0, 6), {1, 3, 2}, flags(true, false)});
+    run_pair_case_all(world, kind, {{0, 1, 2}, {3}, rank_range(0, 6), {3, 2}, transpose_flags(false, true)});
+    run_pair_case_all(world, kind, {{1, 3}, {2, 1}, rank_range(0, 6), {1, 3, 2}, transpose_flags(true, false)});
     if (world_size >= 9) run_pair_case_all(world, kind, {{6, 7, 8}, {3}, rank_range(0, 6), {2, 3}});
 }
 
@@ -132,9 +127,9 @@ DISTDL_CHECK(broadcast_design_transpose_example, world_size >= 12) {
     for (std::size_t i = 0; i < 3; ++i)
         for (std::size_t a = 0; a < 2; ++a)
             for (std::size_t b = 0; b < 2; ++b) DCHECK_EQ(sources[i * 4 + a * 2 + b], a * 2 + b);
-    run_pair_case_all(world, kind, {{8, 9, 10, 11}, {2, 2, 1}, rank_range(0, 12), {3, 2, 2}, flags(true, false)});
-    run_pair_case_all(world, kind, {rank_range(0, 6), {2, 3}, rank_range(0, 12), {2, 3, 2}, flags(true, false)});
-    run_pair_case_all(world, kind, {rank_range(6, 12), {2, 3}, rank_range(0, 12), {2, 3, 2}, flags(true, true)});
+    run_pair_case_all(world, kind, {{8, 9, 10, 11}, {2, 2, 1}, rank_range(0, 12), {3, 2, 2}, transpose_flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(0, 6), {2, 3}, rank_range(0, 12), {2, 3, 2}, transpose_flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(6, 12), {2, 3}, rank_range(0, 12), {2, 3, 2}, transpose_flags(true, true)});
 }
 
 // Identity: the same partition (flags agreeing): a copy, in new storage, without traffic.
@@ -144,8 +139,8 @@ DISTDL_CHECK(broadcast_identity_is_a_local_copy, world_size >= 1) {
     const auto P = make_partition(world, rank_range(0, world_size), {w});
     const shape_t grid = w % 2 == 0 ? shape_t{2, w / 2} : shape_t{1, w};
     const auto G = make_partition(world, rank_range(0, world_size), grid);
-    const std::vector<std::pair<distdl::cartesian_partition, broadcast_options>> setups{{P, flags(false, false)},
-                                                                                        {G, flags(true, true)}};
+    const std::vector<std::pair<distdl::cartesian_partition, broadcast_options>> setups{{P, transpose_flags(false, false)},
+                                                                                        {G, transpose_flags(true, true)}};
     for (const auto& [part, opts] : setups) {
         broadcast<double> op(part, part, opts);
         const auto x = distdl::testing::indexed_tensor<double>({3, 4}, static_cast<std::size_t>(world->rank()) + 1);
@@ -177,7 +172,7 @@ DISTDL_CHECK(broadcast_shape_changes_between_calls, world_size >= 2) {
 // Workers that construct the layer with different element types all get a clean error.
 DISTDL_CHECK(broadcast_dtype_mismatch_is_an_error, world_size >= 2) {
     const int world_size = world->size();
-    const auto P_x = make_partition(world, {0}, {1});
+    const auto P_x = rank0_1d(world);
     const auto P_y = make_partition(world, rank_range(0, world_size), {static_cast<std::size_t>(world_size)});
     if (world->rank() == 1) DCHECK_THROWS(broadcast<float>(P_x, P_y), distdl::invalid_argument, "element type");
     else DCHECK_THROWS(broadcast<double>(P_x, P_y), distdl::invalid_argument, "float32 on world ranks [1]");

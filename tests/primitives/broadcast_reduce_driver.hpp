@@ -30,6 +30,11 @@ struct pair_case {
     broadcast_options options = {};
 };
 
+// The options of a case with these transpose flags (Broadcast and SumReduce take the same type).
+inline broadcast_options transpose_flags(bool transpose_src, bool transpose_dest) {
+    return {.transpose_src = transpose_src, .transpose_dest = transpose_dest};
+}
+
 template <class T>
 void run_pair_case(const std::shared_ptr<communicator>& world, pair_kind kind, const pair_case& c,
                    std::uint64_t seed = 1) {

@@ -45,8 +45,8 @@ tensor<T> filled(const shape_t& shape, T value) {
 template <class T>
 void broadcast_sequence(const std::shared_ptr<communicator>& world, const std::vector<shape_t>& shapes) {
     const auto W = static_cast<std::size_t>(world->size());
-    const auto P_0 = make_partition(world, {0}, {1});
-    const auto P_all = make_partition(world, rank_range(0, world->size()), {W});
+    const auto P_0 = rank0_1d(world);
+    const auto P_all = whole_world_1d(world);
     broadcast<T> B(P_0, P_all);
     tensor<T> y, dx;
     for (const shape_t& shape : shapes) {
@@ -81,8 +81,8 @@ void broadcast_sequence(const std::shared_ptr<communicator>& world, const std::v
 template <class T>
 void reduction_sequence(const std::shared_ptr<communicator>& world, const std::vector<shape_t>& shapes) {
     const auto W = static_cast<std::size_t>(world->size());
-    const auto P_0 = make_partition(world, {0}, {1});
-    const auto P_all = make_partition(world, rank_range(0, world->size()), {W});
+    const auto P_0 = rank0_1d(world);
+    const auto P_all = whole_world_1d(world);
     sum_reduce<T> R(P_all, P_0);
     all_sum_reduce<T> A(P_all, {0});
     tensor<T> y, z;
@@ -128,8 +128,8 @@ DISTDL_CHECK(fast_path_reductions_repeat_without_metadata, world_size >= 1) {
 // (never a hang or a truncated message); the next good call works.
 DISTDL_CHECK(fast_path_reduction_disagreement_refused_everywhere, world_size >= 2) {
     const auto W = static_cast<std::size_t>(world->size());
-    const auto P_0 = make_partition(world, {0}, {1});
-    const auto P_all = make_partition(world, rank_range(0, world->size()), {W});
+    const auto P_0 = rank0_1d(world);
+    const auto P_all = whole_world_1d(world);
     sum_reduce<double> R(P_all, P_0);
     all_sum_reduce<double> A(P_all, {0});
     for (std::size_t n : {3u, 9000u}) {
@@ -151,7 +151,7 @@ DISTDL_CHECK(fast_path_reduction_disagreement_refused_everywhere, world_size >= 
 // naming that worker, on every worker of P_x; the module works again afterwards.
 DISTDL_CHECK(halo_wrong_shape_refused_everywhere, world_size >= 2) {
     const auto W = static_cast<std::size_t>(world->size());
-    const auto P_x = make_partition(world, rank_range(0, world->size()), {W});
+    const auto P_x = whole_world_1d(world);
     const shape_t global{2 * W + 1};
     const kernel_geometry g{{3}, {1}, {1}, {1}};
     halo_exchange<double> H(P_x, global, g);
@@ -231,7 +231,7 @@ DISTDL_CHECK(repartition_fast_path_and_refusals, world_size >= 2) {
 // Workers outside a primitive must pass zero-volume tensors; a non-empty one is refused, not
 // returned as that worker's output.
 DISTDL_CHECK(inactive_workers_refuse_nonempty_tensors, world_size >= 2) {
-    const auto P_0 = make_partition(world, {0}, {1});
+    const auto P_0 = rank0_1d(world);
     broadcast<double> B(P_0, P_0);
     all_sum_reduce<double> A(P_0, {0});
     halo_exchange<double> H(P_0, {4}, kernel_geometry{{3}, {1}, {1}, {1}});

@@ -34,6 +34,13 @@ inline cartesian_partition make_partition(const std::shared_ptr<communicator>& w
     return partition::world(world).create_partition_inclusive(ranks).create_cartesian_topology_partition(shape);
 }
 
+// The partitions most checks start from: every world rank in order, and world rank 0 alone
+// (both 1-dimensional; collective like make_partition).
+inline cartesian_partition whole_world_1d(const std::shared_ptr<communicator>& world) {
+    return make_partition(world, rank_range(0, world->size()), {static_cast<std::size_t>(world->size())});
+}
+inline cartesian_partition rank0_1d(const std::shared_ptr<communicator>& world) { return make_partition(world, {0}, {1}); }
+
 // Element i of a tensor tagged `tag`: tag * 1000 + i + 1. Distinct across tags while tensors
 // hold fewer than 1000 elements, and exact in float, so sums of up to a few hundred of them
 // are exact whatever the order.

@@ -8,21 +8,15 @@ namespace {
 
 using distdl::shape_t;
 using distdl::sum_reduce;
-using distdl::sum_reduce_options;
 using distdl::testing::make_partition;
+using distdl::testing::rank0_1d;
 using distdl::testing::pair_case;
 using distdl::testing::pair_kind;
 using distdl::testing::rank_range;
 using distdl::testing::run_pair_case_all;
+using distdl::testing::transpose_flags;
 
 constexpr auto kind = pair_kind::sum_reduce;
-
-sum_reduce_options flags(bool transpose_src, bool transpose_dest) {
-    sum_reduce_options o;
-    o.transpose_src = transpose_src;
-    o.transpose_dest = transpose_dest;
-    return o;
-}
 
 }  // namespace
 
@@ -50,7 +44,7 @@ DISTDL_CHECK(sum_reduce_example2_2x3_to_1, world_size >= 6) {
 DISTDL_CHECK(sum_reduce_example3_3x4_to_3x1, world_size >= 12) {
     const int world_size = world->size();
     run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, rank_range(0, 3), {3, 1}});
-    run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, {11, 6, 1}, {1, 3}, flags(false, true)});
+    run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, {11, 6, 1}, {1, 3}, transpose_flags(false, true)});
     if (world_size >= 15) run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, rank_range(12, 15), {3, 1}});
 }
 
@@ -60,7 +54,7 @@ DISTDL_CHECK(sum_reduce_example4_4x4x3_to_1x1x3, world_size >= 12) {
     const auto dest = distdl::ref::sum_reduce_destinations({4, 4, 3}, {1, 1, 3});
     for (std::size_t p = 0; p < 48; ++p) DCHECK_EQ(dest[p], p % 3);
     run_pair_case_all(world, kind, {rank_range(0, 12), {2, 2, 3}, {0, 1, 2}, {1, 1, 3}});
-    run_pair_case_all(world, kind, {rank_range(0, 12), {2, 2, 3}, {3, 7, 11}, {3, 1, 1}, flags(false, true)});
+    run_pair_case_all(world, kind, {rank_range(0, 12), {2, 2, 3}, {3, 7, 11}, {3, 1, 1}, transpose_flags(false, true)});
 }
 
 // Example 5: 3x3x2 does not reduce to 1x1x3. 3x3x2 needs 18 workers: the message for those
@@ -84,8 +78,8 @@ DISTDL_CHECK(sum_reduce_example6_1x3_to_3x1, world_size >= 3) {
     const auto P_y = make_partition(world, rank_range(0, 3), {3, 1});
     DCHECK_THROWS(sum_reduce<double>(P_x, P_y), distdl::partition_error,
                   "SumReduce: P_x shape [1,3] cannot reduce to P_y shape [3,1] (dimension 0: 1 vs 3)");
-    run_pair_case_all(world, kind, {rank_range(0, 3), {1, 3}, rank_range(0, 3), {3, 1}, flags(true, false)});
-    run_pair_case_all(world, kind, {rank_range(0, 3), {1, 3}, {1, 2, 0}, {3, 1}, flags(false, true)});
+    run_pair_case_all(world, kind, {rank_range(0, 3), {1, 3}, rank_range(0, 3), {3, 1}, transpose_flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(0, 3), {1, 3}, {1, 2, 0}, {3, 1}, transpose_flags(false, true)});
 }
 
 // Example 7: 3x4 -> 1x3 with transpose_src.
@@ -94,15 +88,15 @@ DISTDL_CHECK(sum_reduce_example7_3x4_to_1x3_transpose_src, world_size >= 12) {
     const auto P_x = make_partition(world, rank_range(0, 12), {3, 4});
     const auto P_y = make_partition(world, rank_range(0, 3), {1, 3});
     DCHECK_THROWS(sum_reduce<double>(P_x, P_y), distdl::partition_error, "(dimension 1: 4 vs 3)");
-    run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, rank_range(0, 3), {1, 3}, flags(true, false)});
-    if (world_size >= 15) run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, {14, 12, 13}, {1, 3}, flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, rank_range(0, 3), {1, 3}, transpose_flags(true, false)});
+    if (world_size >= 15) run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, {14, 12, 13}, {1, 3}, transpose_flags(true, false)});
 }
 
 // Example 8: 3x4 -> 4x1 with transpose_dest.
 DISTDL_CHECK(sum_reduce_example8_3x4_to_4x1_transpose_dest, world_size >= 12) {
     const int world_size = world->size();
-    run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, {8, 9, 10, 11}, {4, 1}, flags(false, true)});
-    if (world_size >= 16) run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, rank_range(12, 16), {4, 1}, flags(false, true)});
+    run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, {8, 9, 10, 11}, {4, 1}, transpose_flags(false, true)});
+    if (world_size >= 16) run_pair_case_all(world, kind, {rank_range(0, 12), {3, 4}, rank_range(12, 16), {4, 1}, transpose_flags(false, true)});
 }
 
 // Every worker to one, the destination at either end.
@@ -121,15 +115,15 @@ DISTDL_CHECK(sum_reduce_disjoint_with_idle_workers, world_size >= 2) {
     const int m = (w - h) / h;
     const auto sh = static_cast<std::size_t>(h), sm = static_cast<std::size_t>(m);
     run_pair_case_all(world, kind, {rank_range(0, m * h), {sm, sh}, rank_range(m * h, m * h + h), {sh}});
-    run_pair_case_all(world, kind, {rank_range(0, m * h), {sh, sm}, rank_range(m * h, m * h + h), {sh}, flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(0, m * h), {sh, sm}, rank_range(m * h, m * h + h), {sh}, transpose_flags(true, false)});
 }
 
 // Partly overlapping teams in scrambled order; P_y of lower dimension is padded with ones.
 DISTDL_CHECK(sum_reduce_overlapping_and_padding, world_size >= 6) {
     run_pair_case_all(world, kind, {{4, 0, 1, 5}, {2, 2}, {5, 2}, {1, 2}});
     run_pair_case_all(world, kind, {rank_range(0, 6), {2, 3}, {2, 0, 4}, {3}});
-    run_pair_case_all(world, kind, {rank_range(0, 6), {3, 2}, {2, 0, 4}, {3}, flags(true, false)});
-    run_pair_case_all(world, kind, {rank_range(0, 6), {1, 3, 2}, {1, 3}, {2, 1}, flags(false, true)});
+    run_pair_case_all(world, kind, {rank_range(0, 6), {3, 2}, {2, 0, 4}, {3}, transpose_flags(true, false)});
+    run_pair_case_all(world, kind, {rank_range(0, 6), {1, 3, 2}, {1, 3}, {2, 1}, transpose_flags(false, true)});
 }
 
 // Identity: the same partition: a copy, in new storage, without traffic.
@@ -137,7 +131,7 @@ DISTDL_CHECK(sum_reduce_identity_is_a_local_copy, world_size >= 1) {
     const int world_size = world->size();
     const auto w = static_cast<std::size_t>(world_size);
     const auto P = make_partition(world, rank_range(0, world_size), {1, w});
-    sum_reduce<float> op(P, P, flags(true, true));
+    sum_reduce<float> op(P, P, transpose_flags(true, true));
     const auto x = distdl::testing::indexed_tensor<float>({2, 3}, static_cast<std::size_t>(world->rank()) + 1);
     const auto before = world->traffic().total().messages;
     const auto y = op.forward(x);
@@ -165,7 +159,7 @@ DISTDL_CHECK(sum_reduce_shape_mismatch_is_an_error, world_size >= 2) {
 DISTDL_CHECK(sum_reduce_dtype_mismatch_is_an_error, world_size >= 2) {
     const int world_size = world->size();
     const auto P_x = make_partition(world, rank_range(0, world_size), {static_cast<std::size_t>(world_size)});
-    const auto P_y = make_partition(world, {0}, {1});
+    const auto P_y = rank0_1d(world);
     if (world->rank() == world_size - 1) DCHECK_THROWS(sum_reduce<float>(P_x, P_y), distdl::invalid_argument, "element type");
     else DCHECK_THROWS(sum_reduce<double>(P_x, P_y), distdl::invalid_argument, "element type");
 }
