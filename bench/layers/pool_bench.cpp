@@ -34,8 +34,9 @@ enum class kind { max, avg };
 enum class geometry { k2_s2, k3_s2_p1 };
 
 distdl::pool_options options_of(geometry g) {
-    if (g == geometry::k2_s2) return {.kernel_size = {2}};
-    return {.kernel_size = {3}, .stride = {2}, .padding = {1}};
+    // Two entries each: the serial kernel takes its number of spatial dimensions from them.
+    if (g == geometry::k2_s2) return {.kernel_size = {2, 2}};
+    return {.kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}};
 }
 distdl::kernels::pool_geometry kernel_geometry_of(geometry g) {
     const auto o = options_of(g);
