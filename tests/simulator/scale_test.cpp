@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -37,7 +38,7 @@ void expect_contains(const std::string& what, const std::vector<std::string>& pa
     for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "missing \"" << p << "\" in: " << what;
 }
 
-TEST(sim_scale, a_deadlock_among_4096_ranks_is_reported_within_a_second_in_a_few_lines) {
+TEST(sim_scale, a_deadlock_among_4096_ranks_is_reported_without_waiting_for_a_timeout_in_a_few_lines) {
     const int n = large_world;
     std::atomic<int> deadlocked{0};
     std::string what;
@@ -60,10 +61,12 @@ TEST(sim_scale, a_deadlock_among_4096_ranks_is_reported_within_a_second_in_a_few
     } catch (const sim::deadlock& e) {
         what = e.what();
     }
-    const double seconds = seconds_since(start);  // includes starting and joining 4,096 threads
-    if (!sanitized) {
-        EXPECT_LT(seconds, 1.0);
-    }
+    // Includes starting and joining 4,096 threads: about 0.3 s on a quiet 2-core machine (see
+    // scripts/sim-scaling.sh for timings). The bound only tells an event-driven detector from one
+    // that waits for a timeout; a tighter one would fail on a loaded machine (CI runs -j2).
+    const double seconds = seconds_since(start);
+    std::printf("deadlock among %d ranks reported after %.2f s\n", n, seconds);
+    EXPECT_LT(seconds, 10.0);
     EXPECT_EQ(deadlocked.load(), n);
     EXPECT_LT(what.size(), 600u) << what;
     const std::string last = std::to_string(n - 1), before = std::to_string(n - 2), all = std::to_string(n);
