@@ -27,7 +27,7 @@ const std::map<std::string, std::string> expected_errors = {
     {"unknown_top_key", "colour: unknown key (the case format has: schema, name,"},
     {"missing_layer", "layer: missing (required)"},
     {"schema_2", "schema: expected 1, got the integer 2"},
-    {"unknown_layer", "layer: unknown layer \"Conv9d\" (this build verifies: AllSumReduce, Broadcast,"},
+    {"unknown_layer", "layer: unknown layer \"Conv9d\" (this build verifies: AllSumReduce, AvgPool1d, AvgPool2d, AvgPool3d, Broadcast,"},
     {"world_size_zero", "world_size: expected an integer in [1, 4096], got the integer 0"},
     {"name_empty", "name: expected a non-empty string, got the string \"\""},
     {"worker_outside_world", "partitions.P_x.workers[2]: rank 4 outside the world of 4 ranks"},
