@@ -11,19 +11,17 @@
 //   conv_bench [--benchmark_filter=REGEX] [--benchmark_repetitions=N]   (see --help)
 #include <benchmark/benchmark.h>
 
-#include <condition_variable>
 #include <cstdio>
 #include <functional>
-#include <mutex>
-#include <thread>
+#include <memory>
 
+#include "bench/layers/stepped_world.hpp"
 #include "core/decomposition.hpp"
 #include "core/partition.hpp"
 #include "kernels/convolution.hpp"
 #include "layers/conv_channel.hpp"
 #include "layers/conv_feature.hpp"
 #include "layers/conv_initial.hpp"
-#include "simulator/run.hpp"
 
 namespace {
 
@@ -71,61 +69,19 @@ struct worker_setup {
 };
 using setup_fn = std::function<worker_setup(const std::shared_ptr<distdl::communicator>&)>;
 
-// The simulated world runs on a helper thread for the whole benchmark; each iteration of the
-// benchmark loop releases one step on every worker and waits for it to finish (the workers
-// block in between, so the process CPU time is the workers' work).
+// One forward + adjoint of the layer per step on 4 simulated workers (bench/layers/stepped_world.hpp).
 void run_distributed(benchmark::State& state, const setup_fn& setup) {
-    std::mutex m;
-    std::condition_variable cv;
-    long requested = 0, completed = 0;
-    bool ready = false, stop = false;
-    std::thread world_thread([&] {
-        distdl::sim::run(4, [&](const std::shared_ptr<distdl::communicator>& world) {
-            worker_setup w = setup(world);
+    distdl::bench::run_stepped_world(state, 4, [&](const std::shared_ptr<distdl::communicator>& world) {
+        struct worker {
+            worker_setup w;
             tensor<float> y, dx;
-            w.layer->forward(w.x, y);  // warm-up: plans and buffers reach their steady state
-            w.layer->adjoint(w.dy, dx);
-            long done = 0;
-            for (;;) {
-                int go = 0;
-                if (world->rank() == 0) {
-                    std::unique_lock<std::mutex> lock(m);
-                    if (!ready) {
-                        ready = true;
-                        cv.notify_all();
-                    }
-                    cv.wait(lock, [&] { return stop || requested > done; });
-                    go = stop ? 0 : 1;
-                }
-                world->broadcast(&go, 1, 0);
-                if (!go) break;
-                w.layer->forward(w.x, y);
-                w.layer->adjoint(w.dy, dx);
-                world->barrier();
-                if (world->rank() == 0) {
-                    std::lock_guard<std::mutex> lock(m);
-                    completed = ++done;
-                    cv.notify_all();
-                }
-            }
-        });
+        };
+        auto self = std::make_shared<worker>(worker{setup(world), {}, {}});
+        return [self] {
+            self->w.layer->forward(self->w.x, self->y);
+            self->w.layer->adjoint(self->w.dy, self->dx);
+        };
     });
-    {
-        std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return ready; });
-    }
-    for (auto _ : state) {
-        std::unique_lock<std::mutex> lock(m);
-        ++requested;
-        cv.notify_all();
-        cv.wait(lock, [&] { return completed == requested; });
-    }
-    {
-        std::lock_guard<std::mutex> lock(m);
-        stop = true;
-        cv.notify_all();
-    }
-    world_thread.join();
 }
 
 distdl::cartesian_partition grid(const std::shared_ptr<distdl::communicator>& world, const std::vector<int>& ranks,

@@ -13,17 +13,15 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <thread>
+#include <memory>
 #include <vector>
 
+#include "bench/layers/stepped_world.hpp"
 #include "core/partition.hpp"
 #include "kernels/gemm.hpp"
 #include "layers/linear.hpp"
-#include "simulator/run.hpp"
 
 namespace {
 
@@ -61,77 +59,40 @@ void linear_serial(benchmark::State& state) {
     }
 }
 
-// The simulated world runs on a helper thread for the whole benchmark; each iteration of the
-// benchmark loop releases one step on every worker and waits for it to finish (the workers
-// block in between, so the process CPU time is the workers' work). P_W 2x2 on workers 0-3;
-// P_x and P_y on the given workers (inside P_W, or disjoint from it). Counter msgs_per_iter:
-// messages sent by all workers per forward + adjoint (the traffic log's count).
+// One forward + adjoint per step on simulated workers (bench/layers/stepped_world.hpp). P_W 2x2
+// on workers 0-3; P_x and P_y on the given workers (inside P_W, or disjoint from it). Counter
+// msgs_per_iter: messages sent by all workers per forward + adjoint (the traffic log's count).
 void run_linear_sim(benchmark::State& state, int world_size, std::vector<int> x_workers, std::vector<int> y_workers,
                     std::size_t n_batch, std::size_t n_in, std::size_t n_out) {
-    std::mutex m;
-    std::condition_variable cv;
-    long requested = 0, completed = 0;
-    bool ready = false, stop = false;
+    // Messages per worker, counted from the first measured step (the warm-up step is not counted).
     std::vector<std::uint64_t> sent(static_cast<std::size_t>(world_size), 0);
-
-    std::thread world_thread([&] {
-        distdl::sim::run(world_size, [&](const std::shared_ptr<distdl::communicator>& world) {
-            auto W = distdl::partition::world(world);
-            const auto P_x = W.create_partition_inclusive(x_workers).create_cartesian_topology_partition({1, 2});
-            const auto P_y = W.create_partition_inclusive(y_workers).create_cartesian_topology_partition({1, 2});
-            const auto P_W = W.create_partition_inclusive({0, 1, 2, 3}).create_cartesian_topology_partition({2, 2});
-            distdl::distributed_linear<float> layer(P_x, P_y, P_W, n_in, n_out, {.seed = 1});
-            const tensor<float> x = P_x.active() ? filled({n_batch, n_in / 2}, 1) : distdl::zero_volume<float>();
-            const tensor<float> dy = P_y.active() ? filled({n_batch, n_out / 2}, 1) : distdl::zero_volume<float>();
-            tensor<float> y, dx;
-            layer.forward(x, y);  // warm-up: buffers reach their steady-state shapes
-            layer.adjoint(dy, dx);
-            long done = 0;
-            for (;;) {
-                int go = 0;
-                if (world->rank() == 0) {
-                    std::unique_lock<std::mutex> lock(m);
-                    if (!ready) {
-                        ready = true;
-                        cv.notify_all();
-                    }
-                    cv.wait(lock, [&] { return stop || requested > done; });
-                    go = stop ? 0 : 1;
-                }
-                world->broadcast(&go, 1, 0);
-                if (!go) break;
-                const std::uint64_t layer_before = world->traffic().total().messages;
-                layer.forward(x, y);
-                layer.adjoint(dy, dx);
-                sent[static_cast<std::size_t>(world->rank())] += world->traffic().total().messages - layer_before;
-                world->barrier();
-                if (world->rank() == 0) {
-                    std::lock_guard<std::mutex> lock(m);
-                    completed = ++done;
-                    cv.notify_all();
-                }
-            }
-        });
+    const long steps = distdl::bench::run_stepped_world(state, world_size, [&](const std::shared_ptr<distdl::communicator>& world) {
+        struct worker {
+            std::unique_ptr<distdl::distributed_linear<float>> layer;
+            tensor<float> x, dy, y, dx;
+            bool warm = false;
+        };
+        auto W = distdl::partition::world(world);
+        const auto P_x = W.create_partition_inclusive(x_workers).create_cartesian_topology_partition({1, 2});
+        const auto P_y = W.create_partition_inclusive(y_workers).create_cartesian_topology_partition({1, 2});
+        const auto P_W = W.create_partition_inclusive({0, 1, 2, 3}).create_cartesian_topology_partition({2, 2});
+        auto self = std::make_shared<worker>();
+        self->layer = std::make_unique<distdl::distributed_linear<float>>(P_x, P_y, P_W, n_in, n_out,
+                                                                          distdl::linear_options{.seed = 1});
+        self->x = P_x.active() ? filled({n_batch, n_in / 2}, 1) : distdl::zero_volume<float>();
+        self->dy = P_y.active() ? filled({n_batch, n_out / 2}, 1) : distdl::zero_volume<float>();
+        std::uint64_t& my_sent = sent[static_cast<std::size_t>(world->rank())];
+        return [self, world, &my_sent] {
+            const std::uint64_t before = world->traffic().total().messages;
+            self->layer->forward(self->x, self->y);
+            self->layer->adjoint(self->dy, self->dx);
+            if (self->warm) my_sent += world->traffic().total().messages - before;
+            self->warm = true;
+        };
     });
-    {
-        std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return ready; });
-    }
-    for (auto _ : state) {
-        std::unique_lock<std::mutex> lock(m);
-        ++requested;
-        cv.notify_all();
-        cv.wait(lock, [&] { return completed == requested; });
-    }
-    {
-        std::lock_guard<std::mutex> lock(m);
-        stop = true;
-        cv.notify_all();
-    }
-    world_thread.join();
     std::uint64_t total = 0;
     for (auto v : sent) total += v;
-    state.counters["msgs_per_iter"] = static_cast<double>(total) / static_cast<double>(std::max<long>(requested, 1));
+    state.counters["msgs_per_iter"] = static_cast<double>(total) / static_cast<double>(std::max<long>(steps, 1));
 }
 
 void linear_sim_2x2(benchmark::State& state) {

@@ -12,16 +12,16 @@
 //   pool_bench [--benchmark_filter=REGEX] [--benchmark_repetitions=N]   (see --help)
 #include <benchmark/benchmark.h>
 
-#include <condition_variable>
+#include <cstdint>
 #include <cstdio>
-#include <mutex>
-#include <thread>
+#include <memory>
+#include <vector>
 
+#include "bench/layers/stepped_world.hpp"
 #include "core/partition.hpp"
 #include "kernels/pooling.hpp"
 #include "layers/pool_avg.hpp"
 #include "layers/pool_max.hpp"
-#include "simulator/run.hpp"
 
 namespace {
 
@@ -78,77 +78,42 @@ void pool_serial(benchmark::State& state) {
     }
 }
 
-// The simulated world runs on a helper thread for the whole benchmark; each iteration of the
-// benchmark loop releases one step on every worker and waits for it to finish (the workers
-// block in between, so the process CPU time is the workers' work).
+// One forward + adjoint per step on 4 simulated workers (bench/layers/stepped_world.hpp).
 template <kind K, geometry G>
 void pool_sim_2x2(benchmark::State& state) {
-    std::mutex m;
-    std::condition_variable cv;
-    long requested = 0, completed = 0;
-    bool ready = false, stop = false;
-    std::uint64_t halo_bytes = 0;  // summed over the workers, over the measured steps
-
-    std::thread world_thread([&] {
-        distdl::sim::run(4, [&](const std::shared_ptr<distdl::communicator>& world) {
-            const auto P_x = distdl::partition::world(world).create_cartesian_topology_partition({1, 1, 2, 2});
+    // Bytes the HaloExchange moved per worker, counted from the first measured step.
+    std::vector<std::uint64_t> halo(4, 0);
+    distdl::bench::run_stepped_world(state, 4, [&](const std::shared_ptr<distdl::communicator>& world) {
+        struct worker {
             std::unique_ptr<distdl::module<float>> layer;
-            if constexpr (K == kind::max)
-                layer = std::make_unique<distdl::distributed_max_pool<float>>(P_x, x_shape, options_of(G));
-            else
-                layer = std::make_unique<distdl::distributed_avg_pool<float>>(P_x, x_shape, options_of(G));
-            const shape_t piece{8, 16, 128, 128};
-            const tensor<float> x = filled(piece, std::size_t(world->rank()));
-            tensor<float> y, dx;
-            layer->forward(x, y);  // warm-up: buffers reach their steady-state shapes
-            const tensor<float> dy = filled(distdl::shape_of(y), 7 + std::size_t(world->rank()));
-            layer->adjoint(dy, dx);
-            world->traffic().clear();
-            long done = 0;
-            for (;;) {
-                int go = 0;
-                if (world->rank() == 0) {
-                    std::unique_lock<std::mutex> lock(m);
-                    if (!ready) {
-                        ready = true;
-                        cv.notify_all();
-                    }
-                    cv.wait(lock, [&] { return stop || requested > done; });
-                    go = stop ? 0 : 1;
-                }
-                world->broadcast(&go, 1, 0);
-                if (!go) break;
-                layer->forward(x, y);
-                layer->adjoint(dy, dx);
-                world->barrier();
-                if (world->rank() == 0) {
-                    std::lock_guard<std::mutex> lock(m);
-                    completed = ++done;
-                    cv.notify_all();
-                }
-            }
-            const auto& labels = world->traffic().by_label();
-            const auto halo = labels.find("halo_exchange");
-            std::lock_guard<std::mutex> lock(m);
-            if (halo != labels.end()) halo_bytes += halo->second.bytes;
-        });
+            tensor<float> x, y, dy, dx;
+            bool warm = false;
+        };
+        const auto P_x = distdl::partition::world(world).create_cartesian_topology_partition({1, 1, 2, 2});
+        auto self = std::make_shared<worker>();
+        if constexpr (K == kind::max)
+            self->layer = std::make_unique<distdl::distributed_max_pool<float>>(P_x, x_shape, options_of(G));
+        else
+            self->layer = std::make_unique<distdl::distributed_avg_pool<float>>(P_x, x_shape, options_of(G));
+        const shape_t piece{8, 16, 128, 128};
+        self->x = filled(piece, std::size_t(world->rank()));
+        std::uint64_t& my_halo = halo[static_cast<std::size_t>(world->rank())];
+        return [self, world, &my_halo] {
+            const auto halo_bytes = [&] {
+                const auto& labels = world->traffic().by_label();
+                const auto found = labels.find("halo_exchange");
+                return found == labels.end() ? std::uint64_t{0} : std::uint64_t(found->second.bytes);
+            };
+            const std::uint64_t before = halo_bytes();
+            self->layer->forward(self->x, self->y);
+            if (!self->warm) self->dy = filled(distdl::shape_of(self->y), 7 + std::size_t(world->rank()));
+            self->layer->adjoint(self->dy, self->dx);
+            if (self->warm) my_halo += halo_bytes() - before;
+            self->warm = true;
+        };
     });
-    {
-        std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return ready; });
-    }
-    for (auto _ : state) {
-        std::unique_lock<std::mutex> lock(m);
-        ++requested;
-        cv.notify_all();
-        cv.wait(lock, [&] { return completed == requested; });
-    }
-    {
-        std::lock_guard<std::mutex> lock(m);
-        stop = true;
-        cv.notify_all();
-    }
-    world_thread.join();
+    std::uint64_t halo_bytes = 0;
+    for (auto v : halo) halo_bytes += v;
     state.counters["halo_bytes"] = benchmark::Counter(double(halo_bytes), benchmark::Counter::kAvgIterations);
     state.counters["halo_rate"] = benchmark::Counter(double(halo_bytes), benchmark::Counter::kIsRate);
 }
