@@ -521,6 +521,24 @@ def linear_cases():
         expect=refuse("Linear: P_W shape [2,2] does not match P_y shape [1,3] in the out_features split"))
 
 
+def write_cases(out_dir):
+    """Writes every case of CASES as <out_dir>/<folder>/<name>.json and prints a summary."""
+    names = set()
+    for folder, name, doc in CASES:
+        assert doc["name"] not in names, doc["name"]
+        names.add(doc["name"])
+        os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
+        with open(os.path.join(out_dir, folder, name + ".json"), "w", encoding="utf-8") as out:
+            json.dump(doc, out, indent=2, ensure_ascii=False)
+            out.write("\n")
+    counts = {}
+    for folder, _, _ in CASES:
+        counts[folder] = counts.get(folder, 0) + 1
+    sizes = sorted({doc["world_size"] for _, _, doc in CASES})
+    refused = sum(1 for _, _, doc in CASES if doc["expect"] != "pass")
+    print(f"{len(CASES)} cases ({refused} refusals): {counts}; world sizes {sizes}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
@@ -537,20 +555,7 @@ def main():
         halo_cases()
         linear_cases()
         scale_cases([256, 1024, 4096])
-    names = set()
-    for folder, name, doc in CASES:
-        assert doc["name"] not in names, doc["name"]
-        names.add(doc["name"])
-        os.makedirs(os.path.join(args.out, folder), exist_ok=True)
-        with open(os.path.join(args.out, folder, name + ".json"), "w") as out:
-            json.dump(doc, out, indent=2)
-            out.write("\n")
-    counts = {}
-    for folder, _, _ in CASES:
-        counts[folder] = counts.get(folder, 0) + 1
-    sizes = sorted({doc["world_size"] for _, _, doc in CASES})
-    refused = sum(1 for _, _, doc in CASES if doc["expect"] != "pass")
-    print(f"{len(CASES)} cases ({refused} refusals): {counts}; world sizes {sizes}")
+    write_cases(args.out)
 
 
 if __name__ == "__main__":

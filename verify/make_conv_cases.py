@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_cases import CASES, case, refuse, rng  # noqa: E402
+from make_cases import CASES, case, refuse, rng, write_cases  # noqa: E402
 
 
 def conv(folder, layer, name, desc, ws, parts, x, cin, cout, k, s=None, p=None, d=None, bias=None, dtype=None,
@@ -352,21 +352,7 @@ def main():
     channel_cases()
     general_cases()
     selector_cases()
-    names = set()
-    import json
-    for folder, name, doc in CASES:
-        assert doc["name"] not in names, doc["name"]
-        names.add(doc["name"])
-        os.makedirs(os.path.join(args.out, folder), exist_ok=True)
-        with open(os.path.join(args.out, folder, name + ".json"), "w") as out:
-            json.dump(doc, out, indent=2)
-            out.write("\n")
-    counts = {}
-    for folder, _, _ in CASES:
-        counts[folder] = counts.get(folder, 0) + 1
-    sizes = sorted({doc["world_size"] for _, _, doc in CASES})
-    refused = sum(1 for _, _, doc in CASES if doc["expect"] != "pass")
-    print(f"{len(CASES)} cases ({refused} refusals): {counts}; world sizes {sizes}")
+    write_cases(args.out)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,11 @@ zero, fewer outputs than workers, split batch and channels, idle and reordered w
 world sizes 1 to 18, float32 and float64; and the refusals.
 """
 import argparse
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_cases import CASES, case, rng  # noqa: E402
+from make_cases import CASES, case, rng, write_cases  # noqa: E402
 
 
 def pool(kind, dims, name, desc, ws, workers, shape, x, k, s=None, p=None, d=None, dtype=None, expect="pass",
@@ -157,20 +156,7 @@ def main():
     max_only_cases()
     avg_only_cases()
     refusal_cases()
-    names = set()
-    for folder, name, doc in CASES:
-        assert doc["name"] not in names, doc["name"]
-        names.add(doc["name"])
-        os.makedirs(os.path.join(args.out, folder), exist_ok=True)
-        with open(os.path.join(args.out, folder, name + ".json"), "w", encoding="utf-8") as out:
-            json.dump(doc, out, indent=2, ensure_ascii=False)
-            out.write("\n")
-    counts = {}
-    for folder, _, _ in CASES:
-        counts[folder] = counts.get(folder, 0) + 1
-    sizes = sorted({doc["world_size"] for _, _, doc in CASES})
-    refused = sum(1 for _, _, doc in CASES if doc["expect"] != "pass")
-    print(f"{len(CASES)} cases ({refused} refusals): {counts}; world sizes {sizes}")
+    write_cases(args.out)
 
 
 if __name__ == "__main__":
