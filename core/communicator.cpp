@@ -8,7 +8,8 @@ namespace distdl {
 void traffic_log::record(std::uint64_t messages, std::uint64_t bytes) {
     total_.messages += messages;
     total_.bytes += bytes;
-    auto& mine = by_label_[label_];
+    if (current_ == nullptr) current_ = &by_label_[label_];
+    auto& mine = *current_;
     mine.messages += messages;
     mine.bytes += bytes;
 }
@@ -16,6 +17,7 @@ void traffic_log::record(std::uint64_t messages, std::uint64_t bytes) {
 void traffic_log::clear() {
     total_ = {};
     by_label_.clear();
+    current_ = nullptr;
 }
 
 traffic_scope::traffic_scope(traffic_log& log, std::string label) : log_(log), previous_(log.label()) {

@@ -22,17 +22,32 @@ struct traffic_totals {
 
 class traffic_log {
   public:
+    traffic_log() = default;
+    // A copy looks its label up afresh (the cached entry belongs to the original's map).
+    traffic_log(const traffic_log& other)
+        : label_(other.label_), total_(other.total_), by_label_(other.by_label_) {}
+    traffic_log& operator=(const traffic_log& other) {
+        label_ = other.label_;
+        total_ = other.total_;
+        by_label_ = other.by_label_;
+        current_ = nullptr;
+        return *this;
+    }
     void record(std::uint64_t messages, std::uint64_t bytes);
     const traffic_totals& total() const { return total_; }
     const std::map<std::string, traffic_totals>& by_label() const { return by_label_; }
     const std::string& label() const { return label_; }
-    void set_label(std::string label) { label_ = std::move(label); }
+    void set_label(std::string label) {
+        label_ = std::move(label);
+        current_ = nullptr;
+    }
     void clear();
 
   private:
     std::string label_ = "unlabelled";
     traffic_totals total_;
     std::map<std::string, traffic_totals> by_label_;
+    traffic_totals* current_ = nullptr;  // by_label_[label_] once looked up (map nodes stay put)
 };
 
 // Names the traffic recorded while it lives (restores the previous label on exit).

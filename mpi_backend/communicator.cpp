@@ -30,6 +30,14 @@ class group_guard {
     MPI_Group group = MPI_GROUP_NULL;
 };
 
+std::vector<int> to_ints(const std::vector<std::size_t>& values, const char* what) {
+    std::vector<int> out(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) out[i] = to_int(values[i], what);
+    return out;
+}
+
+}  // namespace
+
 // One pending MPI_Isend / MPI_Irecv. The caller owns the buffer; wait_all completes it.
 class mpi_request final : public request_state {
   public:
@@ -50,6 +58,26 @@ class mpi_request final : public request_state {
     mpi_request(const mpi_request&) = delete;
     mpi_request& operator=(const mpi_request&) = delete;
 
+    // Requests are made and dropped on every message: their memory is recycled through a
+    // per-thread free list instead of a malloc and free each.
+    static void* operator new(std::size_t size) {
+        auto& spare = free_list();
+        if (size == sizeof(mpi_request) && !spare.empty()) {
+            void* p = spare.back();
+            spare.pop_back();
+            return p;
+        }
+        return ::operator new(size);
+    }
+    static void operator delete(void* p, std::size_t size) noexcept {
+        auto& spare = free_list();
+        if (size == sizeof(mpi_request) && spare.size() < spare.capacity()) {
+            spare.push_back(p);
+            return;
+        }
+        ::operator delete(p);
+    }
+
     bool is_receive() const { return is_receive_; }
     std::size_t count() const { return count_; }
     dtype type() const { return type_; }
@@ -57,18 +85,22 @@ class mpi_request final : public request_state {
     MPI_Request handle = MPI_REQUEST_NULL;
 
   private:
+    // Up to 256 spare blocks per thread (reserved up front, so push_back never allocates).
+    static std::vector<void*>& free_list() {
+        thread_local struct spare_blocks {
+            std::vector<void*> blocks;
+            spare_blocks() { blocks.reserve(256); }
+            ~spare_blocks() {
+                for (void* p : blocks) ::operator delete(p);
+            }
+        } spare;
+        return spare.blocks;
+    }
+
     bool is_receive_;
     std::size_t count_;
     dtype type_;
 };
-
-std::vector<int> to_ints(const std::vector<std::size_t>& values, const char* what) {
-    std::vector<int> out(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) out[i] = to_int(values[i], what);
-    return out;
-}
-
-}  // namespace
 
 // ---- comm_handle ----------------------------------------------------------------------------
 
@@ -194,45 +226,51 @@ request mpi_communicator::do_irecv(void* buf, std::size_t count, dtype type, int
 }
 
 void mpi_communicator::do_wait_all(std::vector<request>& requests) {
-    std::vector<mpi_request*> mine(requests.size());
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        mine[i] = dynamic_cast<mpi_request*>(requests[i].get());
-        DISTDL_REQUIRE(mine[i] != nullptr, "MPI communicator: wait_all given a request of another transport (entry "
-                                               << i << ")");
+    // All requests at once, their handles gathered in buffers this communicator keeps (no
+    // allocation per call once they have grown).
+    const std::size_t n = requests.size();
+    pending_.resize(n);
+    handles_.resize(n);
+    statuses_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        pending_[i] = dynamic_cast<mpi_request*>(requests[i].get());
+        DISTDL_REQUIRE(pending_[i] != nullptr, "MPI communicator: wait_all given a request of another transport (entry "
+                                                   << i << ")");
+        handles_[i] = pending_[i]->handle;
     }
-    // One MPI_Wait per request, in order, rather than MPI_Waitall: Open MPI 4.1 with
+    // MPI_Testall until all are complete rather than MPI_Waitall: Open MPI 4.1 with
     // MPI_THREAD_FUNNELED (or higher) never returns from MPI_Waitall when one of the requests
-    // fails (e.g. a truncated receive), whereas MPI_Wait reports the error. Progress is global,
-    // so the later requests advance while the earlier ones are waited for. Every request is
-    // waited for even after a failure, so that MPI writes no buffer after this returns; the
-    // first failure is then thrown.
-    std::string failure;
-    int failure_code = MPI_SUCCESS;
-    const char* failure_call = "MPI_Wait";
-    for (std::size_t i = 0; i < mine.size(); ++i) {
-        MPI_Status status;
-        const int rc = MPI_Wait(&mine[i]->handle, &status);
-        if (!failure.empty() || failure_code != MPI_SUCCESS) continue;
-        if (rc != MPI_SUCCESS) {
-            failure_code = rc;
-            continue;
-        }
-        if (!mine[i]->is_receive()) continue;
-        // A receive must get exactly the count it posted (MPI reports a longer message as
-        // MPI_ERR_TRUNCATE, but accepts a shorter one silently and leaves the tail unwritten).
-        int received = 0;
-        const int count_rc = MPI_Get_count(&status, datatype_of(mine[i]->type()), &received);
-        if (count_rc != MPI_SUCCESS) {
-            failure_code = count_rc;
-            failure_call = "MPI_Get_count";
-        } else if (received == MPI_UNDEFINED || static_cast<std::size_t>(received) != mine[i]->count()) {
-            failure = "MPI communicator: receive from rank " + std::to_string(status.MPI_SOURCE) + " with tag " +
-                      std::to_string(status.MPI_TAG) + " expected " + std::to_string(mine[i]->count()) + " " +
-                      to_string(mine[i]->type()) + " elements, got " + std::to_string(received);
-        }
+    // fails (e.g. a truncated receive); MPI_Testall reports it. A failed request counts as
+    // complete, so every request has completed when the loop ends: MPI writes no buffer
+    // after this returns.
+    const int count = to_int(n, "request count");
+    int done = 0, rc = MPI_SUCCESS;
+    while (done == 0 && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)) {
+        rc = MPI_Testall(count, handles_.data(), &done, statuses_.data());
+        if (rc == MPI_ERR_IN_STATUS) break;
     }
-    check(failure_code, failure_call);
-    if (!failure.empty()) throw communication_error(failure);
+    // Completed (or failed) requests are MPI_REQUEST_NULL now: nothing is left for the
+    // requests' destructors to cancel.
+    for (std::size_t i = 0; i < n; ++i) pending_[i]->handle = handles_[i];
+    if (rc == MPI_ERR_IN_STATUS) {
+        for (std::size_t i = 0; i < n; ++i)
+            if (statuses_[i].MPI_ERROR != MPI_SUCCESS && statuses_[i].MPI_ERROR != MPI_ERR_PENDING)
+                check(statuses_[i].MPI_ERROR, "MPI_Testall");
+    }
+    check(rc, "MPI_Testall");
+    // A receive must get exactly the count it posted (MPI reports a longer message as
+    // MPI_ERR_TRUNCATE, but accepts a shorter one silently and leaves the tail unwritten).
+    for (std::size_t i = 0; i < n; ++i) {
+        const mpi_request& r = *pending_[i];
+        if (!r.is_receive()) continue;
+        int received = 0;
+        check(MPI_Get_count(&statuses_[i], datatype_of(r.type()), &received), "MPI_Get_count");
+        if (received == MPI_UNDEFINED || static_cast<std::size_t>(received) != r.count())
+            throw communication_error("MPI communicator: receive from rank " + std::to_string(statuses_[i].MPI_SOURCE) +
+                                      " with tag " + std::to_string(statuses_[i].MPI_TAG) + " expected " +
+                                      std::to_string(r.count()) + " " + to_string(r.type()) + " elements, got " +
+                                      std::to_string(received));
+    }
 }
 
 void mpi_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {

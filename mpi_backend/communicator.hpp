@@ -46,6 +46,8 @@ MPI_Datatype datatype_of(dtype type);
 // does not fit. `what` names the quantity in the message.
 int to_int(std::size_t value, const char* what);
 
+class mpi_request;
+
 // distdl::communicator over an owned MPI communicator with MPI_ERRORS_RETURN set; every MPI
 // call is checked and a failure thrown as mpi_error. Collectives are the native MPI ones.
 class mpi_communicator final : public distdl::communicator {
@@ -92,6 +94,10 @@ class mpi_communicator final : public distdl::communicator {
     comm_handle comm_;
     int rank_ = -1;
     int size_ = 0;
+    // wait_all's working arrays, kept across calls.
+    std::vector<mpi_request*> pending_;
+    std::vector<MPI_Request> handles_;
+    std::vector<MPI_Status> statuses_;
 };
 
 }  // namespace distdl::mpi

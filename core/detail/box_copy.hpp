@@ -44,13 +44,28 @@ inline std::size_t box_offset(const shape_t& shape, const shape_t& start) {
     return offset;
 }
 
-// dst[dst_start + i] (op)= src[src_start + i] for every i in [0, extent), all multi-indices
-// row-major in their arrays' shapes.
+// Index scratch of one box walk: on the stack up to `inline_rank` dimensions, so that a call
+// of a primitive allocates nothing per box; on the heap beyond.
+class index_scratch {
+  public:
+    static constexpr std::size_t inline_rank = 8;
+    index_scratch(std::size_t n, std::size_t value) {
+        if (n > inline_rank) heap_.assign(n, value);
+        else std::fill(inline_, inline_ + n, value);
+    }
+    std::size_t* data() { return heap_.empty() ? inline_ : heap_.data(); }
+    std::size_t& operator[](std::size_t i) { return data()[i]; }
+
+  private:
+    std::size_t inline_[inline_rank];
+    std::vector<std::size_t> heap_;
+};
+
+// The box walk behind copy_box, pack_box and unpack_box, on checked boxes. A null start is
+// the origin.
 template <class T>
-void copy_box(const T* src, const shape_t& src_shape, const shape_t& src_start, T* dst, const shape_t& dst_shape,
-              const shape_t& dst_start, const shape_t& extent, box_op op) {
-    require_box_inside(src_shape, src_start, extent, "source");
-    require_box_inside(dst_shape, dst_start, extent, "destination");
+void copy_checked_box(const T* src, const shape_t& src_shape, const std::size_t* src_start, T* dst,
+                      const shape_t& dst_shape, const std::size_t* dst_start, const shape_t& extent, box_op op) {
     const std::size_t rank = extent.size();
     if (volume(extent) == 0) return;
     if (rank == 0) {
@@ -58,26 +73,25 @@ void copy_box(const T* src, const shape_t& src_shape, const shape_t& src_start, 
         else *dst += *src;
         return;
     }
-    if (box_is_contiguous(src_shape, src_start, extent) && box_is_contiguous(dst_shape, dst_start, extent)) {
-        // One run in both arrays (whole rows, a packed buffer): a single copy or add loop.
-        const T* s = src + box_offset(src_shape, src_start);
-        T* d = dst + box_offset(dst_shape, dst_start);
-        const std::size_t n = volume(extent);
-        if (op == box_op::assign) std::copy(s, s + n, d);
-        else
-            for (std::size_t i = 0; i < n; ++i) d[i] += s[i];
-        return;
-    }
-    // Element strides of both arrays (row-major); one small allocation per box, none per element.
-    std::vector<std::size_t> src_stride(rank), dst_stride(rank), counter(rank, 0);
-    src_stride[rank - 1] = 1;
-    dst_stride[rank - 1] = 1;
+    // Element strides of both arrays (row-major) and the offsets of the boxes' first elements.
+    index_scratch src_stride(rank, 1), dst_stride(rank, 1), counter(rank, 0);
     for (std::size_t k = rank - 1; k-- > 0;) {
         src_stride[k] = src_stride[k + 1] * src_shape[k + 1];
         dst_stride[k] = dst_stride[k + 1] * dst_shape[k + 1];
     }
-    std::size_t src_offset = box_offset(src_shape, src_start), dst_offset = box_offset(dst_shape, dst_start);
-    const std::size_t run = extent[rank - 1];
+    std::size_t src_offset = 0, dst_offset = 0;
+    for (std::size_t k = 0; k < rank; ++k) {
+        if (src_start != nullptr) src_offset += src_start[k] * src_stride[k];
+        if (dst_start != nullptr) dst_offset += dst_start[k] * dst_stride[k];
+    }
+    // Dimensions (from the innermost) where both boxes span their whole arrays merge into one
+    // run with the next outer dimension: a packed buffer or whole rows are one loop.
+    std::size_t run = extent[rank - 1];
+    std::size_t outer = rank - 1;  // dimensions [0, outer) are walked by the odometer
+    while (outer > 0 && extent[outer] == src_shape[outer] && extent[outer] == dst_shape[outer]) {
+        --outer;
+        run *= extent[outer];
+    }
     // Odometer over the outer dimensions; offsets are updated incrementally.
     while (true) {
         const T* s = src + src_offset;
@@ -85,7 +99,7 @@ void copy_box(const T* src, const shape_t& src_shape, const shape_t& src_start, 
         if (op == box_op::assign) std::copy(s, s + run, d);
         else
             for (std::size_t i = 0; i < run; ++i) d[i] += s[i];
-        std::size_t k = rank - 1;
+        std::size_t k = outer;
         while (k-- > 0) {
             if (++counter[k] < extent[k]) {
                 src_offset += src_stride[k];
@@ -100,17 +114,29 @@ void copy_box(const T* src, const shape_t& src_shape, const shape_t& src_start, 
     }
 }
 
+// dst[dst_start + i] (op)= src[src_start + i] for every i in [0, extent), all multi-indices
+// row-major in their arrays' shapes.
+template <class T>
+void copy_box(const T* src, const shape_t& src_shape, const shape_t& src_start, T* dst, const shape_t& dst_shape,
+              const shape_t& dst_start, const shape_t& extent, box_op op) {
+    require_box_inside(src_shape, src_start, extent, "source");
+    require_box_inside(dst_shape, dst_start, extent, "destination");
+    copy_checked_box(src, src_shape, src_start.data(), dst, dst_shape, dst_start.data(), extent, op);
+}
+
 // Packs box [start, start + extent) of `src` (shape src_shape) into the contiguous `dst`.
 template <class T>
 void pack_box(const T* src, const shape_t& src_shape, const shape_t& start, const shape_t& extent, T* dst) {
-    copy_box(src, src_shape, start, dst, extent, shape_t(extent.size(), 0), extent, box_op::assign);
+    require_box_inside(src_shape, start, extent, "source");
+    copy_checked_box(src, src_shape, start.data(), dst, extent, nullptr, extent, box_op::assign);
 }
 
 // Unpacks the contiguous `src` into box [start, start + extent) of `dst` (assign or add).
 template <class T>
 void unpack_box(const T* src, T* dst, const shape_t& dst_shape, const shape_t& start, const shape_t& extent,
                 box_op op) {
-    copy_box(src, extent, shape_t(extent.size(), 0), dst, dst_shape, start, extent, op);
+    require_box_inside(dst_shape, start, extent, "destination");
+    copy_checked_box(src, extent, nullptr, dst, dst_shape, start.data(), extent, op);
 }
 
 // dst[start + i] = value for every i in [0, extent).
@@ -123,15 +149,26 @@ void fill_box(T* dst, const shape_t& shape, const shape_t& start, const shape_t&
         *dst = value;
         return;
     }
-    std::vector<std::size_t> index(start);
-    const std::size_t run = extent[rank - 1];
+    index_scratch stride(rank, 1), counter(rank, 0);
+    for (std::size_t k = rank - 1; k-- > 0;) stride[k] = stride[k + 1] * shape[k + 1];
+    std::size_t offset = 0;
+    for (std::size_t k = 0; k < rank; ++k) offset += start[k] * stride[k];
+    std::size_t run = extent[rank - 1];
+    std::size_t outer = rank - 1;
+    while (outer > 0 && extent[outer] == shape[outer]) {
+        --outer;
+        run *= extent[outer];
+    }
     while (true) {
-        T* d = dst + box_offset(shape, index);
-        std::fill(d, d + run, value);
-        std::size_t k = rank - 1;
+        std::fill(dst + offset, dst + offset + run, value);
+        std::size_t k = outer;
         while (k-- > 0) {
-            if (++index[k] < start[k] + extent[k]) break;
-            index[k] = start[k];
+            if (++counter[k] < extent[k]) {
+                offset += stride[k];
+                break;
+            }
+            offset -= (extent[k] - 1) * stride[k];
+            counter[k] = 0;
         }
         if (k == static_cast<std::size_t>(-1)) return;
     }

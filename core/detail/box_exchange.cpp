@@ -139,7 +139,13 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
     }
     // Status words that travel on their own ("<label>.status" in the traffic log).
     std::optional<traffic_scope> status_scope;
-    if (status != nullptr) {
+    // (The label is only built when such a message exists: no allocation otherwise.)
+    const auto alone = [&](char bit) {
+        for (std::size_t q = 0; q < n; ++q)
+            if (static_cast<int>(q) != me && !(has_message_[q] & bit)) return true;
+        return false;
+    };
+    if (status != nullptr && alone(incoming_status)) {
         status_scope.emplace(comm.traffic(), comm.traffic().label() + ".status");
         for (std::size_t q = 0; q < n; ++q)
             if (static_cast<int>(q) != me && !(has_message_[q] & incoming_status))
@@ -161,7 +167,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         requests_.push_back(comm.isend(from, s.count + (app ? 1 : 0), peer, tag));
         if (app) has_message_[static_cast<std::size_t>(peer)] |= outgoing_status;
     }
-    if (status != nullptr) {
+    if (status != nullptr && alone(outgoing_status)) {
         status_scope.emplace(comm.traffic(), comm.traffic().label() + ".status");
         for (std::size_t q = 0; q < n; ++q)
             if (static_cast<int>(q) != me && !(has_message_[q] & outgoing_status))
