@@ -14,9 +14,10 @@ namespace distdl::bench {
 namespace {
 
 // The module and its buffers; run() reuses y (as the adjoint's input, too) and dx.
+template <class T>
 class module_step final : public step {
   public:
-    module_step(std::unique_ptr<module<double>> op, tensor<double> x) : op_(std::move(op)), x_(std::move(x)) {}
+    module_step(std::unique_ptr<module<T>> op, tensor<T> x) : op_(std::move(op)), x_(std::move(x)) {}
     void run() override {
         op_->forward(x_, y_);
         op_->adjoint(y_, dx_);
@@ -28,8 +29,8 @@ class module_step final : public step {
     }
 
   private:
-    std::unique_ptr<module<double>> op_;
-    tensor<double> x_, y_, dx_;
+    std::unique_ptr<module<T>> op_;
+    tensor<T> x_, y_, dx_;
 };
 
 std::vector<int> first_ranks(int count) {
@@ -49,17 +50,29 @@ tensor<double> filled(const shape_t& shape, int rank) {
     return t;
 }
 
-// The balanced piece of a 2-d `global` tensor that this worker owns on P: element (i, j) holds
-// input_value of its global flat index.
-tensor<double> piece(const cartesian_partition& P, const shape_t& global) {
-    const shape_t index = P.index();
-    const index_box box = balanced_box(global, P.shape(), index);
+// The balanced piece of the `global` tensor that this worker owns on P: each element holds
+// `value` of its global flat index.
+template <class T, class Value>
+tensor<T> piece(const cartesian_partition& P, const shape_t& global, Value value) {
+    const index_box box = balanced_box(global, P.shape(), P.index());
     const shape_t local = box.extent();
-    tensor<double> t(local);
-    for (std::size_t i = 0; i < local[0]; ++i)
-        for (std::size_t j = 0; j < local[1]; ++j)
-            t.data()[i * local[1] + j] = input_value((box.start[0] + i) * global[1] + box.start[1] + j, 0);
+    tensor<T> t(local);
+    const std::size_t rank = local.size();
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        // Global flat index of local element i.
+        std::size_t rest = i, flat = 0, scale = 1;
+        for (std::size_t d = rank; d-- > 0;) {
+            flat += (box.start[d] + rest % local[d]) * scale;
+            rest /= local[d];
+            scale *= global[d];
+        }
+        t.data()[i] = value(flat);
+    }
     return t;
+}
+
+tensor<double> piece(const cartesian_partition& P, const shape_t& global) {
+    return piece<double>(P, global, [](std::size_t flat) { return input_value(flat, 0); });
 }
 
 }  // namespace
@@ -72,30 +85,37 @@ std::unique_ptr<step> make_distdl_step(const workload& w, const std::shared_ptr<
         case primitive_kind::broadcast: {
             const auto P_x = grid_of(W, 1, shape_t(grid.size(), 1));
             const auto P_y = grid_of(W, w.workers, grid);
-            return std::make_unique<module_step>(std::make_unique<broadcast<double>>(P_x, P_y),
+            return std::make_unique<module_step<double>>(std::make_unique<broadcast<double>>(P_x, P_y),
                                                  P_x.active() ? filled(w.shape, world->rank()) : absent);
         }
         case primitive_kind::sum_reduce: {
             const auto P_x = grid_of(W, w.workers, grid);
             const auto P_y = grid_of(W, 1, shape_t(grid.size(), 1));
-            return std::make_unique<module_step>(std::make_unique<sum_reduce<double>>(P_x, P_y),
+            return std::make_unique<module_step<double>>(std::make_unique<sum_reduce<double>>(P_x, P_y),
                                                  filled(w.shape, world->rank()));
         }
         case primitive_kind::all_sum_reduce: {
             const auto P_x = grid_of(W, w.workers, grid);
-            return std::make_unique<module_step>(std::make_unique<all_sum_reduce<double>>(P_x, std::vector<std::size_t>{0}),
+            return std::make_unique<module_step<double>>(std::make_unique<all_sum_reduce<double>>(P_x, std::vector<std::size_t>{0}),
                                                  filled(w.shape, world->rank()));
         }
         case primitive_kind::repartition: {
             const auto P_x = grid_of(W, w.workers, grid);
             const auto P_y = grid_of(W, w.workers, {grid[1], grid[0]});
-            return std::make_unique<module_step>(std::make_unique<repartition<double>>(P_x, P_y), piece(P_x, w.shape));
+            return std::make_unique<module_step<double>>(std::make_unique<repartition<double>>(P_x, P_y), piece(P_x, w.shape));
         }
         case primitive_kind::halo_exchange: {
             const auto P_x = grid_of(W, w.workers, grid);
             const kernel_geometry g{{3, 3}, {1, 1}, {1, 1}, {1, 1}};
-            return std::make_unique<module_step>(std::make_unique<halo_exchange<double>>(P_x, w.shape, g),
+            return std::make_unique<module_step<double>>(std::make_unique<halo_exchange<double>>(P_x, w.shape, g),
                                                  piece(P_x, w.shape));
+        }
+        case primitive_kind::pool_halo: {
+            const auto P_x = grid_of(W, w.workers, grid);
+            const pool_halo_geometry p;
+            const kernel_geometry g{p.kernel_size, p.stride, p.padding, shape_t(p.stride.size(), 1)};
+            return std::make_unique<module_step<float>>(std::make_unique<halo_exchange<float>>(P_x, w.shape, g),
+                                                        piece<float>(P_x, w.shape, pool_input_value));
         }
     }
     DISTDL_REQUIRE(false, "make_distdl_step: unknown primitive");

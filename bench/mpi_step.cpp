@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -235,6 +236,217 @@ class halo_step final : public step {
     std::vector<MPI_Request> requests_;
 };
 
+
+// Halo exchange of any rank, kernel, stride and padding (the pooling layer's, pool_halo), f32,
+// written as an MPI programmer would: every worker's window is the input its block of the
+// output reads (balanced split of the output, unpadded indices, may reach into the zero
+// padding); from every other worker q arrives the overlap of q's piece with my window, to q
+// goes the overlap of my piece with q's window. Boxes are packed into buffers with memcpy of
+// their innermost runs, moved with MPI_Isend/MPI_Irecv + MPI_Waitall and unpacked. The zero
+// padding of y is written once (y is reused, and nothing else writes there). The adjoint sends
+// the ghost boxes back and adds them into the owner's dx.
+class box_halo_step final : public step {
+  public:
+    box_halo_step(MPI_Comm comm, const shape_t& global, const shape_t& grid, const pool_halo_geometry& g) : comm_(comm) {
+        int rank = 0, size = 0;
+        MPI_Comm_rank(comm_, &rank);
+        MPI_Comm_size(comm_, &size);
+        const std::size_t dims = global.size();
+        std::vector<box> owned(static_cast<std::size_t>(size)), window(static_cast<std::size_t>(size));
+        for (int q = 0; q < size; ++q) {
+            // Row-major index of worker q in the grid.
+            shape_t index(dims);
+            std::size_t rest = static_cast<std::size_t>(q);
+            for (std::size_t d = dims; d-- > 0;) {
+                index[d] = rest % grid[d];
+                rest /= grid[d];
+            }
+            box& o = owned[static_cast<std::size_t>(q)];
+            box& w = window[static_cast<std::size_t>(q)];
+            for (std::size_t d = 0; d < dims; ++d) {
+                o.lo.push_back(static_cast<long>(balanced_start(global[d], grid[d], index[d])));
+                o.hi.push_back(static_cast<long>(balanced_stop(global[d], grid[d], index[d])));
+                const long k = static_cast<long>(g.kernel_size[d]), s = static_cast<long>(g.stride[d]);
+                const long p = static_cast<long>(g.padding[d]);
+                const std::size_t m = (global[d] + 2 * g.padding[d] - g.kernel_size[d]) / g.stride[d] + 1;
+                const long a = static_cast<long>(balanced_start(m, grid[d], index[d]));
+                const long b = static_cast<long>(balanced_stop(m, grid[d], index[d]));
+                w.lo.push_back(s * a - p);
+                w.hi.push_back(b > a ? s * (b - 1) + k - p : s * a - p);
+            }
+        }
+        const box& mine = owned[static_cast<std::size_t>(rank)];
+        const box& view = window[static_cast<std::size_t>(rank)];
+        owned_shape_ = mine.extent();
+        window_shape_ = view.extent();
+        x_.resize(volume(owned_shape_));
+        for (std::size_t i = 0; i < x_.size(); ++i) {
+            std::size_t rest = i, flat = 0, scale = 1;
+            for (std::size_t d = dims; d-- > 0;) {
+                flat += (static_cast<std::size_t>(mine.lo[d]) + rest % owned_shape_[d]) * scale;
+                rest /= owned_shape_[d];
+                scale *= global[d];
+            }
+            x_[i] = pool_input_value(flat);
+        }
+        y_.assign(volume(window_shape_), 0.0f);  // the padding stays zero
+        dx_.assign(x_.size(), 0.0f);
+        self_ = mine.intersect(view);
+        self_covers_owned_ = self_.extent() == owned_shape_;
+        for (int q = 0; q < size; ++q) {
+            if (q == rank) continue;
+            peer n;
+            n.rank = q;
+            n.send = mine.intersect(window[static_cast<std::size_t>(q)]);     // my piece they read
+            n.recv = owned[static_cast<std::size_t>(q)].intersect(view);       // their piece I read
+            if (n.send.empty() && n.recv.empty()) continue;
+            n.send_buffer.resize(volume(n.send.extent()));
+            n.recv_buffer.resize(volume(n.recv.extent()));
+            peers_.push_back(std::move(n));
+        }
+        requests_.reserve(2 * peers_.size());
+        owned_lo_ = mine.lo;
+        window_lo_ = view.lo;
+    }
+    void run() override {
+        // Forward: my piece's part of each peer's window out, their parts of mine in.
+        post_receives(1, false);
+        for (auto& n : peers_)
+            if (!n.send.empty()) {
+                walk(x_.data(), owned_shape_, n.send, owned_lo_, n.send_buffer.data(), true);
+                post_send(n.send_buffer, n.rank, 1);
+            }
+        copy_self(x_.data(), owned_shape_, owned_lo_, y_.data(), window_shape_, window_lo_);
+        check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+        for (auto& n : peers_)
+            if (!n.recv.empty()) walk(y_.data(), window_shape_, n.recv, window_lo_, n.recv_buffer.data(), false);
+        // Adjoint (dy = y): ghost boxes back to their owners, added there.
+        post_receives(2, true);
+        for (auto& n : peers_)
+            if (!n.recv.empty()) {
+                walk(y_.data(), window_shape_, n.recv, window_lo_, n.recv_buffer.data(), true);
+                post_send(n.recv_buffer, n.rank, 2);
+            }
+        if (!self_covers_owned_) std::fill(dx_.begin(), dx_.end(), 0.0f);
+        copy_self(y_.data(), window_shape_, window_lo_, dx_.data(), owned_shape_, owned_lo_);
+        check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+        for (auto& n : peers_)
+            if (!n.send.empty()) add_into(n.send_buffer.data(), n.send);
+    }
+    std::vector<double> outputs() const override {
+        std::vector<double> out(y_.begin(), y_.end());
+        out.insert(out.end(), dx_.begin(), dx_.end());
+        return out;
+    }
+
+  private:
+    // [lo, hi) in global indices.
+    struct box {
+        std::vector<long> lo, hi;
+        shape_t extent() const {
+            shape_t e(lo.size());
+            for (std::size_t d = 0; d < lo.size(); ++d) e[d] = hi[d] > lo[d] ? static_cast<std::size_t>(hi[d] - lo[d]) : 0;
+            return e;
+        }
+        bool empty() const { return volume(extent()) == 0; }
+        box intersect(const box& o) const {
+            box r;
+            for (std::size_t d = 0; d < lo.size(); ++d) {
+                r.lo.push_back(std::max(lo[d], o.lo[d]));
+                r.hi.push_back(std::max(r.lo[d], std::min(hi[d], o.hi[d])));
+            }
+            return r;
+        }
+    };
+    struct peer {
+        int rank = 0;
+        box send, recv;
+        std::vector<float> send_buffer, recv_buffer;
+    };
+    // Calls f(offset, run) for every innermost run of box b inside an array of `shape` whose
+    // first element has global index `origin`.
+    template <class F>
+    static void runs(const shape_t& shape, const std::vector<long>& origin, const box& b, F f) {
+        const std::size_t dims = shape.size();
+        const shape_t e = b.extent();
+        std::vector<std::size_t> counter(dims, 0);
+        const std::size_t run = e[dims - 1];
+        while (true) {
+            std::size_t offset = 0;
+            for (std::size_t d = 0; d < dims; ++d)
+                offset = offset * shape[d] + static_cast<std::size_t>(b.lo[d] - origin[d]) + counter[d];
+            f(offset, run);
+            std::size_t d = dims - 1;
+            while (d-- > 0) {
+                if (++counter[d] < e[d]) break;
+                counter[d] = 0;
+            }
+            if (d == static_cast<std::size_t>(-1)) return;
+        }
+    }
+    // Packs (or unpacks) box b of the array into the contiguous buffer.
+    static void walk(float* array, const shape_t& shape, const box& b, const std::vector<long>& origin, float* buffer,
+                     bool pack) {
+        std::size_t at = 0;
+        runs(shape, origin, b, [&](std::size_t offset, std::size_t run) {
+            if (pack) std::memcpy(buffer + at, array + offset, run * sizeof(float));
+            else std::memcpy(array + offset, buffer + at, run * sizeof(float));
+            at += run;
+        });
+    }
+    void copy_self(const float* from, const shape_t& from_shape, const std::vector<long>& from_origin, float* to,
+                   const shape_t& to_shape, const std::vector<long>& to_origin) {
+        if (self_.empty()) return;
+        // The same box in both arrays: one odometer, two offsets per innermost run.
+        const std::size_t dims = self_.lo.size();
+        const shape_t e = self_.extent();
+        std::vector<std::size_t> counter(dims, 0);
+        while (true) {
+            std::size_t a = 0, b = 0;
+            for (std::size_t d = 0; d < dims; ++d) {
+                a = a * from_shape[d] + static_cast<std::size_t>(self_.lo[d] - from_origin[d]) + counter[d];
+                b = b * to_shape[d] + static_cast<std::size_t>(self_.lo[d] - to_origin[d]) + counter[d];
+            }
+            std::memcpy(to + b, from + a, e[dims - 1] * sizeof(float));
+            std::size_t d = dims - 1;
+            while (d-- > 0) {
+                if (++counter[d] < e[d]) break;
+                counter[d] = 0;
+            }
+            if (d == static_cast<std::size_t>(-1)) return;
+        }
+    }
+    void add_into(const float* buffer, const box& b) {
+        std::size_t at = 0;
+        runs(owned_shape_, owned_lo_, b, [&](std::size_t offset, std::size_t run) {
+            for (std::size_t i = 0; i < run; ++i) dx_[offset + i] += buffer[at + i];
+            at += run;
+        });
+    }
+    void post_receives(int tag, bool adjoint) {
+        requests_.clear();
+        for (auto& n : peers_) {
+            std::vector<float>& into = adjoint ? n.send_buffer : n.recv_buffer;
+            if (into.empty()) continue;
+            requests_.emplace_back();
+            check(MPI_Irecv(into.data(), as_int(into.size()), MPI_FLOAT, n.rank, tag, comm_, &requests_.back()), "MPI_Irecv");
+        }
+    }
+    void post_send(std::vector<float>& from, int dest, int tag) {
+        requests_.emplace_back();
+        check(MPI_Isend(from.data(), as_int(from.size()), MPI_FLOAT, dest, tag, comm_, &requests_.back()), "MPI_Isend");
+    }
+
+    MPI_Comm comm_;
+    shape_t owned_shape_, window_shape_;
+    std::vector<long> owned_lo_, window_lo_;
+    std::vector<float> x_, y_, dx_;
+    box self_;
+    bool self_covers_owned_ = false;
+    std::vector<peer> peers_;
+    std::vector<MPI_Request> requests_;
+};
+
 }  // namespace
 
 std::unique_ptr<step> make_mpi_step(const workload& w, const std::shared_ptr<communicator>& world) {
@@ -249,6 +461,8 @@ std::unique_ptr<step> make_mpi_step(const workload& w, const std::shared_ptr<com
         case primitive_kind::all_sum_reduce: return std::make_unique<allreduce_step>(comm, volume(w.shape));
         case primitive_kind::repartition: return std::make_unique<alltoallv_step>(comm, w.shape[0], w.shape[1]);
         case primitive_kind::halo_exchange: return std::make_unique<halo_step>(comm, w.shape, w.worker_grid());
+        case primitive_kind::pool_halo:
+            return std::make_unique<box_halo_step>(comm, w.shape, w.worker_grid(), pool_halo_geometry{});
     }
     DISTDL_REQUIRE(false, "make_mpi_step: unknown primitive");
     return nullptr;

@@ -10,14 +10,23 @@
 
 namespace distdl::bench {
 
-enum class primitive_kind { broadcast, sum_reduce, all_sum_reduce, repartition, halo_exchange };
+// pool_halo: HaloExchange with the pooling layer's geometry (issue 10), f32 4-d tensors.
+enum class primitive_kind { broadcast, sum_reduce, all_sum_reduce, repartition, halo_exchange, pool_halo };
+
+// The pool_halo geometry per tensor dimension (batch, channels, height, width): a 3x3 kernel,
+// stride 2, padding 1 in the spatial dimensions (MaxPool2d(3, 2, 1)); dilation 1.
+struct pool_halo_geometry {
+    shape_t kernel_size{1, 1, 3, 3};
+    shape_t stride{1, 1, 2, 2};
+    shape_t padding{0, 0, 1, 1};
+};
 
 struct workload {
     primitive_kind kind;
     int workers;
     std::string size;  // size class: "small" (~1 KiB per worker), "large" (8 MiB), "issue" (issue 7's small shapes)
     // broadcast, sum_reduce, all_sum_reduce: the local piece each source worker holds;
-    // repartition, halo_exchange: the global tensor.
+    // repartition, halo_exchange, pool_halo: the global tensor.
     shape_t shape;
 
     std::string primitive_name() const;
@@ -30,6 +39,8 @@ struct workload {
     std::size_t bytes_per_worker() const;
     // Partition shapes: grid of the workers for this primitive.
     shape_t worker_grid() const;
+    // Bytes of one element (8: f64; 4 for pool_halo, f32).
+    std::size_t element_bytes() const;
 };
 
 // Every workload, in registration order (the same on every rank).
