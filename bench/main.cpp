@@ -38,6 +38,8 @@ const char* usage =
     "  baseline  what the ratio is taken against: raw MPI (MPI_Bcast/Reduce/Allreduce/Alltoallv,\n"
     "            Isend/Irecv halo) on --transport mpi; memcpy of the same bytes on --transport sim\n"
     "  memcpy    (mpi only) memcpy of the same bytes on every rank: one machine's physical limit\n"
+    "  allreduce (mpi only; broadcast, sum_reduce below large) MPI_Allreduce of the words distdl's\n"
+    "            small path all-reduces (data and status words), forward and adjoint\n"
     "\n"
     "  --transport sim   (default) the threaded simulator; every workload of --workers\n"
     "  --transport mpi   Open MPI; run under mpiexec -n 4 or -n 16: the workloads of that many\n"
@@ -152,7 +154,12 @@ class suite {
             const int iterations = large ? o_.large_iterations.value_or(o_.quick ? 2 : 10)
                                          : o_.small_iterations.value_or(o_.quick ? 20 : 1000);
             const int warmup = large ? (o_.quick ? 1 : 2) : (o_.quick ? 3 : 20);
-            for (const role_kind& role : roles) {
+            std::vector<role_kind> these = roles;
+            // Broadcast and SumReduce move a small tensor in one all-reduce of the data and
+            // status words (issue 11): the same raw MPI_Allreduce is their floor.
+            if (mpi && !large && (w.kind == primitive_kind::broadcast || w.kind == primitive_kind::sum_reduce))
+                these.push_back({"allreduce", make_mpi_allreduce_step});
+            for (const role_kind& role : these) {
                 const std::string name = role.name + "/" + w.name(o_.transport);
                 benchmark::RegisterBenchmark(name.c_str(),
                                              [this, w, role, warmup](benchmark::State& state) {

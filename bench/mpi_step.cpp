@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -447,7 +448,34 @@ class box_halo_step final : public step {
     std::vector<MPI_Request> requests_;
 };
 
+
+// MPI_Allreduce of a copy's words (uint64) and of a sum's elements plus status (double).
+class fused_allreduce_step final : public step {
+  public:
+    fused_allreduce_step(MPI_Comm comm, std::size_t count)
+        : comm_(comm), bits_in_((count * sizeof(double) + 7) / 8 + 1, 0), bits_out_(bits_in_.size()),
+          sum_in_(count + 2, 1.0), sum_out_(count + 2) {}
+    void run() override {
+        check(MPI_Allreduce(bits_in_.data(), bits_out_.data(), as_int(bits_in_.size()), MPI_UINT64_T, MPI_SUM, comm_),
+              "MPI_Allreduce");
+        check(MPI_Allreduce(sum_in_.data(), sum_out_.data(), as_int(sum_in_.size()), MPI_DOUBLE, MPI_SUM, comm_),
+              "MPI_Allreduce");
+    }
+    std::vector<double> outputs() const override { return {}; }
+
+  private:
+    MPI_Comm comm_;
+    std::vector<std::uint64_t> bits_in_, bits_out_;
+    std::vector<double> sum_in_, sum_out_;
+};
+
 }  // namespace
+
+std::unique_ptr<step> make_mpi_allreduce_step(const workload& w, const std::shared_ptr<communicator>& world) {
+    const auto* transport = dynamic_cast<const mpi::mpi_communicator*>(world.get());
+    DISTDL_REQUIRE(transport != nullptr, "make_mpi_allreduce_step: the world is not an MPI transport communicator");
+    return std::make_unique<fused_allreduce_step>(transport->native(), volume(w.shape));
+}
 
 std::unique_ptr<step> make_mpi_step(const workload& w, const std::shared_ptr<communicator>& world) {
     const auto* transport = dynamic_cast<const mpi::mpi_communicator*>(world.get());

@@ -9,4 +9,9 @@ namespace distdl::bench {
 
 std::unique_ptr<step> make_mpi_step(const workload& w, const std::shared_ptr<communicator>& world);
 
+// Broadcast and SumReduce of a small tensor: MPI_Allreduce of the words distdl's fused path
+// all-reduces (the copy: the data as 64-bit words plus one status word, summed as uint64; the
+// sum: the data plus two status elements), one for each direction. Its outputs are empty.
+std::unique_ptr<step> make_mpi_allreduce_step(const workload& w, const std::shared_ptr<communicator>& world);
+
 }  // namespace distdl::bench
