@@ -23,6 +23,82 @@ TEST(box_copy, copies_a_sub_box_row_by_row) {
     EXPECT_EQ(dst[1], 0.0);
 }
 
+// Element (i0, ..., i_{n-1}) of a row-major array of `shape`, by plain index arithmetic.
+static std::size_t flat_of(const std::vector<std::size_t>& shape, const std::vector<std::size_t>& index) {
+    std::size_t f = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + index[d];
+    return f;
+}
+
+// Walks every multi-index of `extent` (odometer), calling f(index).
+template <class F>
+static void for_each_index(const std::vector<std::size_t>& extent, F f) {
+    std::vector<std::size_t> i(extent.size(), 0);
+    for (std::size_t n = 0, total = volume(extent); n < total; ++n) {
+        f(i);
+        for (std::size_t d = extent.size(); d-- > 0;) {
+            if (++i[d] < extent[d]) break;
+            i[d] = 0;
+        }
+    }
+}
+
+// Boxes whose inner dimensions span both arrays (copied as one run per outer index) and boxes
+// of more dimensions than the walker keeps on the stack, against element-by-element copies.
+TEST(box_copy, matches_an_element_by_element_copy_for_merged_and_high_rank_boxes) {
+    struct box_case {
+        shape_t src_shape, src_start, dst_shape, dst_start, extent;
+    };
+    const std::vector<box_case> cases{
+        {{3, 4, 5}, {1, 0, 0}, {2, 4, 5}, {0, 0, 0}, {2, 4, 5}},          // inner two dims full: one run
+        {{3, 4, 5}, {0, 1, 0}, {3, 2, 5}, {0, 0, 0}, {3, 2, 5}},          // last dim full: runs of 10
+        {{3, 2, 5}, {0, 0, 0}, {4, 3, 5}, {1, 1, 0}, {3, 2, 5}},          // dim 1 full in src, not in dst
+        {{2, 1, 2, 1, 2, 1, 2, 1, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1},
+         {1, 1, 2, 1, 1, 1, 2, 1, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 2}, {1, 1, 2, 1, 1, 1, 2, 1, 2}}};  // rank 9
+    for (const auto& c : cases) {
+        std::vector<double> src(volume(c.src_shape));
+        std::iota(src.begin(), src.end(), 1.0);
+        std::vector<double> dst(volume(c.dst_shape), -1.0), want(dst);
+        const auto at = [](const shape_t& start, const std::vector<std::size_t>& i) {
+            std::vector<std::size_t> g(i.size());
+            for (std::size_t d = 0; d < i.size(); ++d) g[d] = start[d] + i[d];
+            return g;
+        };
+        for_each_index(c.extent, [&](const std::vector<std::size_t>& i) {
+            want[flat_of(c.dst_shape, at(c.dst_start, i))] = src[flat_of(c.src_shape, at(c.src_start, i))];
+        });
+        copy_box(src.data(), c.src_shape, c.src_start, dst.data(), c.dst_shape, c.dst_start, c.extent, box_op::assign);
+        EXPECT_EQ(dst, want);
+        // Adding the same box again doubles it.
+        for_each_index(c.extent, [&](const std::vector<std::size_t>& i) {
+            want[flat_of(c.dst_shape, at(c.dst_start, i))] *= 2;
+        });
+        copy_box(src.data(), c.src_shape, c.src_start, dst.data(), c.dst_shape, c.dst_start, c.extent, box_op::add);
+        EXPECT_EQ(dst, want);
+        // Pack then unpack into a fresh array gives the box back, in row-major box order.
+        std::vector<double> packed(volume(c.extent));
+        pack_box(src.data(), c.src_shape, c.src_start, c.extent, packed.data());
+        std::size_t k = 0;
+        for_each_index(c.extent, [&](const std::vector<std::size_t>& i) {
+            EXPECT_EQ(packed[k++], src[flat_of(c.src_shape, at(c.src_start, i))]);
+        });
+        std::vector<double> back(volume(c.src_shape), 0.0), back_want(back);
+        for_each_index(c.extent, [&](const std::vector<std::size_t>& i) {
+            const std::size_t f = flat_of(c.src_shape, at(c.src_start, i));
+            back_want[f] = src[f];
+        });
+        unpack_box(packed.data(), back.data(), c.src_shape, c.src_start, c.extent, box_op::assign);
+        EXPECT_EQ(back, back_want);
+        // Filling the box touches exactly its elements.
+        std::vector<double> filled(volume(c.src_shape), 1.0), filled_want(filled);
+        for_each_index(c.extent, [&](const std::vector<std::size_t>& i) {
+            filled_want[flat_of(c.src_shape, at(c.src_start, i))] = 5.0;
+        });
+        fill_box(filled.data(), c.src_shape, c.src_start, c.extent, 5.0);
+        EXPECT_EQ(filled, filled_want);
+    }
+}
+
 TEST(box_copy, refuses_boxes_outside_their_arrays) {
     std::vector<double> src(4 * 5), dst(3 * 3);
     // Source box rows 3..4 of a 4-row array; destination box past the end; rank mismatch.
