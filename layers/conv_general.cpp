@@ -364,8 +364,8 @@ void general_conv<T>::state::local_backward(const tensor<T>& xin, const tensor<T
         return;
     }
     const tensor<T>& w = param_identity ? weight.value : w_use;
-    kernel->backward_data(dy, w, shape_of(xin), dx_partial);
-    kernel->backward_weights(xin, dy, dw_partial, uses_bias ? &db_partial : nullptr);
+    // xin is the window of the last forward, untouched since: the kernel reuses its converted copy.
+    kernel->backward(xin, dy, w, dx_partial, dw_partial, uses_bias ? &db_partial : nullptr);
 }
 
 template <class T>
