@@ -36,7 +36,11 @@
 // workers outside P_x is ignored.
 //
 // Errors: options and partitions are agreed on every worker of the world and checked at
-// construction (before any other communication). The input pieces are checked at the first
+// construction (before any other communication). With options.input_shape given, the layout is
+// planned at construction and a piece off the plan is refused on every worker (the
+// HaloExchange's per-call status carries it; without spatial partitioning, a marker along P_co
+// and the disagreement it causes in the sum along P_ci, when every P_x worker is in P_w; else a
+// two-word status all-reduce over P_x). Without it, the input pieces are checked at the first
 // forward and whenever some piece changes shape (a new batch or extent): the P_x workers gather
 // their shapes once and refuse pieces that are not the balanced split of one global tensor of
 // the right channels, or a kernel that does not fit; a refusal travels through the pipeline as
