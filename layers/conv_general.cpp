@@ -163,6 +163,16 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     // Without P_y's own agreement, a bad dy on one worker must still reach every worker: it
     // does when all three partitions are one team with a halo exchange (whose adjoint agrees).
     check_dy_on_P_y = py.size() > 1 && !(any_halo && px == py && px == pw);
+    // Without a halo exchange, a refused dy also travels in the data: a marker along P_ci to its
+    // row of P_w, then a disagreement in the sum along P_co that every P_w and P_x worker of it
+    // sees (P_co > 1 whenever P_y has several workers). Enough when every P_y worker is among them.
+    auto member_of = [](const partition& p, int r) {
+        return std::find(p.members().begin(), p.members().end(), r) != p.members().end();
+    };
+    if (check_dy_on_P_y && !any_halo && share_x &&
+        std::all_of(py.members().begin(), py.members().end(),
+                    [&](int r) { return member_of(pw, r) || member_of(px, r); }))
+        check_dy_on_P_y = false;
     if (!any_halo && reduce_y) {
         const auto& w_members = pw.members();
         x_status_travels = std::all_of(px.members().begin(), px.members().end(), [&](int r) {
@@ -635,7 +645,13 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     // Window gradients along P_co into P_x, then the halo exchange's adjoint.
     tensor<T>* dx_window = dx_contribution;
     if (st.share_x) {
-        st.share_x->adjoint(*dx_contribution, st.dx_hat);
+        try {
+            st.share_x->adjoint(*dx_contribution, st.dx_hat);
+        } catch (const invalid_argument&) {
+            // Window gradients and markers in one sum: a refused dy on some P_y worker (above)
+            if (st.check_dy_on_P_y) throw;
+            upstream_refused = true;
+        }
         dx_window = &st.dx_hat;
     }
     if (st.P_x.active()) {

@@ -49,7 +49,9 @@
 // spatial partitioning, by a two-word status all-reduce over P_x). The output gradient is
 // checked against the last forward's output shape and the P_y workers agree on it (a two-word
 // status all-reduce when P_y has several workers; in the feature configuration the
-// HaloExchange's adjoint carries it instead). adjoint() needs a successful forward().
+// HaloExchange's adjoint carries it instead, and without spatial partitioning, when every P_y
+// worker is in P_w or P_x, the data does: a marker along P_ci, then a disagreement in the sum
+// along P_co). adjoint() needs a successful forward().
 //
 // Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
 // reused while shapes stay the same.

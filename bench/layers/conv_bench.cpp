@@ -5,6 +5,8 @@
 //   feature_conv_2x2    FeatureConv2d, P_x 1x1x2x2
 //   channel_conv_2x2    ChannelConv2d, P_x 1x2x1x1, P_y 1x2x1x1, P_w 2x2x1x1
 //   general_conv_2x2    GeneralConv2d, P_x 1x2x2x1, P_y 1x1x2x1, P_w 1x2x2x1
+// The layers get input_shape (planned at construction). Counters: messages per step summed over
+// the workers, page faults per step (process). conv_local: the kernel alone on one worker's problem.
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
 // simulated workers: the distribution overhead is <layer> / conv_serial (goal <= 1.2).
 //
@@ -13,6 +15,7 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -34,6 +37,9 @@ using distdl::tensor;
 constexpr std::size_t batch = 8, channels = 16, height = 256, width = 256;
 
 const distdl::conv_options options{.kernel_size = {3}, .padding = {1}, .seed = 1};
+// The layers are told the global input shape (planned at construction, as in training).
+const distdl::conv_options layer_options{
+    .kernel_size = {3}, .padding = {1}, .seed = 1, .input_shape = shape_t{batch, channels, height, width}};
 
 tensor<float> filled(const shape_t& shape) {
     tensor<float> t(shape);
@@ -49,7 +55,7 @@ shape_t piece_shape(const shape_t& grid, const shape_t& at, const shape_t& globa
 }
 
 void conv_serial(benchmark::State& state) {
-    const auto spec = distdl::normalize_conv_options("Conv2d", 2, channels, channels, options);
+    const auto spec = distdl::normalize_conv_options("Conv2d", 2, channels, channels, layer_options);
     const auto model = distdl::conv_initial_parameters<float>(spec);
     distdl::kernels::conv_geometry g{channels, channels, {3, 3}, {1, 1}, {1, 1}, {1, 1}, true};
     distdl::kernels::convolution<float> kernel(g);
@@ -109,6 +115,7 @@ using setup_fn = std::function<worker_setup(const std::shared_ptr<distdl::commun
 // One forward + adjoint of the layer per step on 4 simulated workers (bench/layers/stepped_world.hpp).
 void run_distributed(benchmark::State& state, const setup_fn& setup) {
     std::vector<long> step_starts;
+    std::atomic<unsigned long long> messages{0};
     distdl::bench::run_stepped_world(state, 4, [&](const std::shared_ptr<distdl::communicator>& world) {
         struct worker {
             worker_setup w;
@@ -116,13 +123,19 @@ void run_distributed(benchmark::State& state, const setup_fn& setup) {
         };
         auto self = std::make_shared<worker>(worker{setup(world), {}, {}});
         const bool first = world->rank() == 0;
-        return [self, first, &step_starts] {
+        auto warm_up = std::make_shared<bool>(true);
+        return [self, first, world, warm_up, &step_starts, &messages] {
             if (first) step_starts.push_back(minor_faults());  // the other workers are in this step too
+            const auto sent = world->traffic().total().messages;
             self->w.layer->forward(self->w.x, self->y);
             self->w.layer->adjoint(self->w.dy, self->dx);
+            if (!*warm_up) messages += world->traffic().total().messages - sent;
+            *warm_up = false;
         };
     });
-    // Page faults per step, process-wide, between the starts of the measured steps (the first
+    if (state.iterations() > 0) state.counters["messages"] = double(messages.load()) / double(state.iterations());
+    // Messages per step, summed over the workers (each collective's messages as the transport
+    // counts them). Page faults per step, process-wide, between the starts of the measured steps (the first
     // step is the warm-up): fresh memory per call shows up here.
     if (step_starts.size() > 2)
         state.counters["faults"] = double(step_starts.back() - step_starts[1]) / double(step_starts.size() - 2);
@@ -144,7 +157,7 @@ void feature_conv_2x2(benchmark::State& state) {
     run_distributed(state, [](const std::shared_ptr<distdl::communicator>& world) {
         const auto P_x = grid(world, {0, 1, 2, 3}, {1, 1, 2, 2});
         worker_setup w;
-        w.layer = std::make_unique<distdl::feature_conv<float>>(2, P_x, channels, channels, options);
+        w.layer = std::make_unique<distdl::feature_conv<float>>(2, P_x, channels, channels, layer_options);
         give_pieces(w, P_x, P_x);
         return w;
     });
@@ -156,7 +169,7 @@ void channel_conv_2x2(benchmark::State& state) {
         const auto P_y = grid(world, {0, 2}, {1, 2, 1, 1});
         const auto P_w = grid(world, {0, 1, 2, 3}, {2, 2, 1, 1});
         worker_setup w;
-        w.layer = std::make_unique<distdl::channel_conv<float>>(2, P_x, P_y, P_w, channels, channels, options);
+        w.layer = std::make_unique<distdl::channel_conv<float>>(2, P_x, P_y, P_w, channels, channels, layer_options);
         give_pieces(w, P_x, P_y);
         return w;
     });
@@ -168,7 +181,7 @@ void general_conv_2x2(benchmark::State& state) {
         const auto P_y = grid(world, {0, 2}, {1, 1, 2, 1});
         const auto P_w = grid(world, {0, 1, 2, 3}, {1, 2, 2, 1});
         worker_setup w;
-        w.layer = std::make_unique<distdl::general_conv<float>>(2, P_x, P_y, P_w, channels, channels, options);
+        w.layer = std::make_unique<distdl::general_conv<float>>(2, P_x, P_y, P_w, channels, channels, layer_options);
         give_pieces(w, P_x, P_y);
         return w;
     });

@@ -324,7 +324,7 @@ DISTDL_CHECK(conv_given_input_shape_matches_lazy_path, world_size == 4 || world_
 
 // input_shape given: a piece off the plan on one worker is refused on every worker of the
 // layer, with or without a halo exchange, and the layer stays usable; the shape itself must be
-// the same on every worker and fit the layer.
+// the same on every worker and fit the layer. Also a bad dy where it travels in the data.
 DISTDL_CHECK(conv_given_input_shape_refuses_other_pieces_everywhere, world_size == 5) {
     const int me = world->rank();
     {  // channel 1-d without halo: the refusal travels in the data (no status all-reduce)
@@ -346,6 +346,33 @@ DISTDL_CHECK(conv_given_input_shape_refuses_other_pieces_everywhere, world_size 
         options.input_shape.reset();  // the same layer on the lazy path: the same bits after the refusal
         distdl::channel_conv<double> fresh(1, P_x, P_y, P_w, 4, 4, options);
         DCHECK(same_bits(y, fresh.forward(piece(6))));
+    }
+    {  // channel 1-d, P_y inside P_w: a bad dy on one P_y worker travels in the data too (no
+       // all-reduce over P_y); nothing accumulates, and the next adjoint gives the lazy bits
+        const auto P_x = make_partition(world, {0, 1}, {1, 2, 1});
+        const auto P_y = make_partition(world, {0, 2}, {1, 2, 1});
+        const auto P_w = make_partition(world, rank_range(0, 4), {2, 2, 1});
+        conv_options options = opts({3}, {}, {1});
+        distdl::channel_conv<double> layer(1, P_x, P_y, P_w, 4, 4, options);
+        const tensor<double> x = me < 2 ? random_tensor<double>({1, 2, 6}, 110 + me) : distdl::zero_volume<double>();
+        const auto y = layer.forward(x);
+        auto dy_of = [&](std::size_t extent) {
+            return me == 0 || me == 2 ? tensor<double>(xt::ones<double>(shape_t{1, 2, extent}))
+                                      : distdl::zero_volume<double>();
+        };
+        if (me < 4) {
+            const std::string text = me == 2 ? "ChannelConv1d: dy on P_y worker 1 (world rank 2) has shape [1,2,5], "
+                                               "expected [1,2,6]"
+                                             : "ChannelConv1d: adjoint refused";
+            DCHECK_THROWS(layer.adjoint(dy_of(me == 2 ? 5 : 6)), distdl::invalid_argument, text);
+        } else {
+            layer.adjoint(dy_of(6));
+        }
+        for (auto* p : layer.parameters())
+            for (auto v : p->grad) DCHECK_EQ(v, 0.0);
+        distdl::channel_conv<double> fresh(1, P_x, P_y, P_w, 4, 4, options);
+        DCHECK(same_bits(fresh.forward(x), y));
+        DCHECK(same_bits(layer.adjoint(dy_of(6)), fresh.adjoint(dy_of(6))));
     }
     {  // feature 1-d with halo: the halo exchange's per-call status carries it
         const auto P_x = make_partition(world, rank_range(0, 4), {1, 1, 4});
