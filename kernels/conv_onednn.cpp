@@ -145,11 +145,13 @@ onednn_convolution::plan& onednn_convolution::plan_for(const shape_t& x_shape) {
                                                                         p->strides, p->dilates, p->pad_l, p->pad_r);
             return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), rt_->engine);
         };
-        // Layout rule: oneDNN's own choice (blocked by 16 channels on AVX-512, 8 on AVX2) unless it
-        // pads the channels (fewer channels than a block, as on a worker holding a slice of the
-        // channels); then channels-last, which pads nothing, when oneDNN has a fast kernel for
-        // it. Measured (bench/layers/conv_bench conv_local, 3x3, batch 8): 8 -> 8 channels
-        // 256x256 runs ~1.4x faster channels-last; 16 -> 16 is ~1.1x faster blocked.
+        // Layout rule: oneDNN's own choice (blocked by 16 channels on AVX-512, 8 on AVX2) when
+        // both channel counts are multiples of 16 and it pads nothing; otherwise channels-last,
+        // which pads nothing and keeps the AVX-512 kernels, when oneDNN has a fast kernel for it.
+        // Otherwise a worker holding a slice of the channels gets either padded blocks (8 -> 8:
+        // twice the lanes) or AVX2 kernels with 8-channel blocks. Measured (conv_bench conv_local,
+        // 3x3, batch 8, all three passes): 8 -> 8 on 256x256 ~1.5x faster channels-last, 8 -> 16
+        // on 130x256 ~1.35x, while 16 -> 16 is ~1.1x faster blocked.
         p->src_act = any_desc(src);
         p->dst_act = any_desc(dst);
         p->fwd_pd = forward_pd(p->src_act, p->dst_act);
@@ -187,6 +189,7 @@ onednn_convolution::plan& onednn_convolution::plan_for(const shape_t& x_shape) {
 }
 
 bool onednn_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y) {
+    last_forward_ = nullptr;  // set again below when this forward runs here
     plan& p = plan_for(x_shape);
     if (!p.fwd_ok) return false;
     last_impl_ = p.fwd_impl;
@@ -209,6 +212,7 @@ bool onednn_convolution::forward(const shape_t& x_shape, const float* x, const f
 }
 
 bool onednn_convolution::backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx) {
+    last_backward_data_ = nullptr;
     plan& p = plan_for(x_shape);
     if (!p.usable) return false;
     auto& eng = rt_->engine;

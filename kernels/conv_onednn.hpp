@@ -31,6 +31,13 @@ class onednn_convolution {
     bool backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw, float* db,
                           bool reuse_converted = false);
 
+    // Forget which forward and backward_data passes ran last (their converted x and dy are then
+    // not reused): the caller calls this before a forward that may not reach this object.
+    void forget_last_passes() {
+        last_forward_ = nullptr;
+        last_backward_data_ = nullptr;
+    }
+
     // oneDNN's implementation name for the last pass planned (diagnostics, benchmarks).
     const std::string& last_implementation() const { return last_impl_; }
 

@@ -88,6 +88,7 @@ void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tenso
     const shape_t y_shape = output_shape(x_shape);
     check_parameters(w, b, "forward", "bias");
     if (shape_of(y) != y_shape) y.resize(y_shape);
+    if (engines_->onednn) engines_->onednn->forget_last_passes();  // until this forward runs there
     if (y.size() == 0) return;
     apply_thread_policy();
     if (g_.in_channels == 0) {  // no terms: the bias alone
