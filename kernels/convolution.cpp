@@ -88,6 +88,7 @@ void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tenso
     const shape_t y_shape = output_shape(x_shape);
     check_parameters(w, b, "forward", "bias");
     if (shape_of(y) != y_shape) y.resize(y_shape);
+    if (engines_->onednn) engines_->onednn->forget_last_passes();  // until this forward runs there
     if (y.size() == 0) return;
     apply_thread_policy();
     if (g_.in_channels == 0) {  // no terms: the bias alone
@@ -127,6 +128,19 @@ void convolution<T>::backward_data(const tensor<T>& dy, const tensor<T>& w, cons
 
 template <class T>
 void convolution<T>::backward_weights(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db) {
+    weights_pass(x, dy, dw, db, false);
+}
+
+template <class T>
+void convolution<T>::backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx,
+                              tensor<T>& dw, tensor<T>* db) {
+    backward_data(dy, w, shape_of(x), dx);
+    weights_pass(x, dy, dw, db, true);
+}
+
+template <class T>
+void convolution<T>::weights_pass(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db,
+                                  bool reuse_converted) {
     const shape_t x_shape = shape_of(x);
     check_output_gradient(x_shape, dy);
     check_parameters(dw, db, "backward_weights", "bias gradient");
@@ -136,7 +150,7 @@ void convolution<T>::backward_weights(const tensor<T>& x, const tensor<T>& dy, t
     if constexpr (std::is_same_v<T, float>)
         if (x.size() > 0 && engines_->onednn &&
             engines_->used_onednn(
-                engines_->onednn->backward_weights(x_shape, x.data(), dy.data(), dw.data(), bias)))
+                engines_->onednn->backward_weights(x_shape, x.data(), dy.data(), dw.data(), bias, reuse_converted)))
             return;
     engines_->last = "im2col";
     engines_->im2col.backward_weights(detail::lift(g_, x_shape, shape_of(dy)), x.data(), dy.data(), dw.data(), bias);

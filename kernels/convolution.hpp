@@ -13,9 +13,15 @@
 //   backward_weights(x, dy, dw, db)  dw += (∂y/∂w)ᵀ dy, db += Σ dy
 //                                    (ACCUMULATES: zero dw/db first for a fresh gradient; dw
 //                                     and db must already have their shapes)
+//   backward(x, dy, w, dx, dw, db)   both backward passes at once, for training: x must be the
+//                                    input of the last forward() and dy unchanged in between;
+//                                    the copies of x and dy already converted to oneDNN's layout
+//                                    are reused instead of converting them again (same results
+//                                    as backward_data + backward_weights)
 // b / db are null exactly when the geometry has no bias.
 //
-// Engines: float32 runs on oneDNN in its blocked layouts, with primitives, reorders and
+// Engines: float32 runs on oneDNN in its blocked layouts (channels-last when blocking would pad
+// the channels: kernels/conv_onednn.hpp), with primitives, reorders and
 // buffers cached per input shape inside the object; float64, and the float32 passes for which
 // oneDNN only has its slow gemm path, run on tiled im2col + OpenBLAS. Everything runs
 // single-threaded in the calling thread (kernels/threads.hpp).
@@ -51,6 +57,8 @@ class convolution {
     void forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y);
     void backward_data(const tensor<T>& dy, const tensor<T>& w, const shape_t& x_shape, tensor<T>& dx);
     void backward_weights(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db);
+    void backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
+                  tensor<T>* db);
 
     // Which engine ran the last pass: "onednn:<oneDNN implementation>" or "im2col" (diagnostics).
     const std::string& last_engine() const;
@@ -60,6 +68,7 @@ class convolution {
     void check_weight(const tensor<T>& w, const char* what) const;
     void check_parameters(const tensor<T>& w, const tensor<T>* b, const char* what, const char* bias_name) const;
     void check_output_gradient(const shape_t& x_shape, const tensor<T>& dy) const;
+    void weights_pass(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db, bool reuse_converted);
 
     conv_geometry g_;
     conv_engine engine_;

@@ -64,6 +64,10 @@ struct general_conv<T>::state {
     bool any_halo = false;
     bool x_identity = false, y_identity = false, param_identity = false;
     bool check_dy_on_P_y = false;  // P_y agrees on dy (else the halo's adjoint carries a refusal)
+    // With input_shape given and no halo exchange: a refusal on one P_x worker reaches every
+    // worker of the layer as a marker along P_co and a disagreement in the sum along P_ci (every
+    // P_x worker is a P_w worker), so the P_x workers need no status all-reduce of their own.
+    bool x_status_travels = false;
 
     std::unique_ptr<broadcast<T>> share_params;  // owners -> P_w
     std::unique_ptr<broadcast<T>> share_x;       // P_x -> P_w (along P_co)
@@ -71,7 +75,8 @@ struct general_conv<T>::state {
     std::unique_ptr<halo_exchange<T>> halo;      // P_x workers; built for the agreed global shape
     std::unique_ptr<kernels::convolution<T>> kernel;  // P_w workers
 
-    // Layout learnt from the pieces (P_x workers).
+    // Layout learnt from the pieces, or given at construction (P_x workers).
+    bool shape_given = false;
     bool planned = false;
     shape_t global_x_shape, own_x_shape;
 
@@ -101,6 +106,9 @@ struct general_conv<T>::state {
 
     void build(const cartesian_partition& px, const cartesian_partition& py, const cartesian_partition& pw);
     std::string agree_on_layout(const tensor<T>& x);
+    void plan_layout(const shape_t& global);
+    std::string check_given_piece(const tensor<T>& x) const;
+    std::string agree_over_P_x(std::string problem);
     std::string prepare_window(const tensor<T>& x);
     shape_t empty_batch_window() const;
     shape_t local_output_shape(const tensor<T>& xin) const;
@@ -155,6 +163,22 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     // Without P_y's own agreement, a bad dy on one worker must still reach every worker: it
     // does when all three partitions are one team with a halo exchange (whose adjoint agrees).
     check_dy_on_P_y = py.size() > 1 && !(any_halo && px == py && px == pw);
+    // Without a halo exchange, a refused dy also travels in the data: a marker along P_ci to its
+    // row of P_w, then a disagreement in the sum along P_co that every P_w and P_x worker of it
+    // sees (P_co > 1 whenever P_y has several workers). Enough when every P_y worker is among them.
+    auto member_of = [](const partition& p, int r) {
+        return std::find(p.members().begin(), p.members().end(), r) != p.members().end();
+    };
+    if (check_dy_on_P_y && !any_halo && share_x &&
+        std::all_of(py.members().begin(), py.members().end(),
+                    [&](int r) { return member_of(pw, r) || member_of(px, r); }))
+        check_dy_on_P_y = false;
+    if (!any_halo && reduce_y) {
+        const auto& w_members = pw.members();
+        x_status_travels = std::all_of(px.members().begin(), px.members().end(), [&](int r) {
+            return std::find(w_members.begin(), w_members.end(), r) != w_members.end();
+        });
+    }
 
     if (!pw.active()) return;
     const shape_t at = pw.index();
@@ -259,8 +283,18 @@ std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
         }
         global.push_back(length);
     }
+    plan_layout(global);
+    return {};
+}
+
+// P_x workers: the global shape, this worker's piece of it and, with spatial partitioning, a
+// halo exchange planned for it (collective over P_x).
+template <class T>
+void general_conv<T>::state::plan_layout(const shape_t& global) {
     global_x_shape = global;
-    own_x_shape = shape_of(x);
+    own_x_shape = shape_t(global.size());
+    for (std::size_t d = 0; d < global.size(); ++d)
+        own_x_shape[d] = balanced_size(global[d], P_x.shape()[d], P_x.index()[d]);
     halo.reset();
     if (any_halo && global[0] > 0) {
         kernel_geometry g{shape_t(dims + 2, 1), shape_t(dims + 2, 1), shape_t(dims + 2, 0), shape_t(dims + 2, 1)};
@@ -274,13 +308,55 @@ std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
         halo = std::make_unique<halo_exchange<T>>(*P_x_team, global, g);
     }
     planned = true;
-    return {};
+}
+
+// With input_shape given: this worker's problem with its piece (empty when it is the planned one).
+template <class T>
+std::string general_conv<T>::state::check_given_piece(const tensor<T>& x) const {
+    if (shape_of(x) == own_x_shape) return {};
+    std::ostringstream problem;
+    problem << layer << ": x on P_x worker " << P_x.rank() << " (world rank "
+            << P_x.members()[static_cast<std::size_t>(P_x.rank())] << ") has shape " << format_list(shape_of(x))
+            << ", expected " << format_list(own_x_shape) << " (its piece of input_shape "
+            << format_list(global_x_shape) << ")";
+    return problem.str();
+}
+
+// Collective over P_x: the lowest-ranked worker's problem on every P_x worker (empty: none).
+template <class T>
+std::string general_conv<T>::state::agree_over_P_x(std::string problem) {
+    if (P_x.size() == 1) return problem;
+    try {
+        detail::agree_on_call(*P_x.comm(), problem, false);
+    } catch (const invalid_argument& e) {
+        if (problem.empty()) problem = e.what();
+    }
+    return problem;
 }
 
 // P_x workers: the window this worker's input contributes (x_hat, or x itself), or a refusal
 // that every P_x worker shares.
 template <class T>
 std::string general_conv<T>::state::prepare_window(const tensor<T>& x) {
+    if (shape_given) {
+        std::string problem = check_given_piece(x);
+        if (halo) {  // its per-call status refuses a piece off the plan on every P_x worker
+            try {
+                halo->forward(problem.empty() ? x : marker, x_hat);
+                return {};
+            } catch (const invalid_argument&) {
+                if (problem.empty())
+                    problem = layer + ": forward refused because x on another P_x worker is not its piece of "
+                                      "input_shape " + format_list(global_x_shape) + " (that worker reports why)";
+                return problem;
+            }
+        }
+        if (!x_status_travels) problem = agree_over_P_x(problem);
+        if (!problem.empty()) return problem;
+        if (any_halo) detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
+        else if (x_identity) detail::copy_into(x, x_hat);  // kept for the weight gradient
+        return {};
+    }
     if (any_halo) {
         // The halo exchange notices (on every P_x worker) any piece that differs from its plan.
         if (halo) {
@@ -364,8 +440,8 @@ void general_conv<T>::state::local_backward(const tensor<T>& xin, const tensor<T
         return;
     }
     const tensor<T>& w = param_identity ? weight.value : w_use;
-    kernel->backward_data(dy, w, shape_of(xin), dx_partial);
-    kernel->backward_weights(xin, dy, dw_partial, uses_bias ? &db_partial : nullptr);
+    // xin is the window of the last forward, untouched since: the kernel reuses its converted copy.
+    kernel->backward(xin, dy, w, dx_partial, dw_partial, uses_bias ? &db_partial : nullptr);
 }
 
 template <class T>
@@ -412,11 +488,17 @@ general_conv<T>::general_conv(conv_kind kind, std::size_t spatial_dims, const ca
         .list("dilation", options.dilation)
         .flag("bias", options.bias)
         .number("seed", options.seed)
+        .flag("input_shape given", options.input_shape.has_value())
+        .list("input_shape", options.input_shape.value_or(shape_t{}))
         .require(*P_x.world_comm());
     auto spec = normalize_conv_options(layer, spatial_dims, in_channels, out_channels, options);
     require_conv_partitions(kind, layer, spatial_dims, P_x, P_y, P_w);
     state_ = std::unique_ptr<state>(new state(kind, layer, std::move(spec), P_x, P_y, P_w));
     state_->build(P_x, P_y, P_w);
+    if (state_->spec.input_shape && P_x.active()) {
+        state_->shape_given = true;
+        state_->plan_layout(*state_->spec.input_shape);
+    }
 }
 
 template <class T>
@@ -491,8 +573,15 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
             contribution = &out;
         }
     }
-    if (st.reduce_y) st.reduce_y->forward(*contribution, y);
-    else if (!st.P_w.active() || upstream_refused) detail::prepare_output(y, shape_t{0});
+    if (st.reduce_y) {
+        try {
+            st.reduce_y->forward(*contribution, y);
+        } catch (const invalid_argument&) {
+            // Contributions of different shapes: a refusal on some P_x worker (x_status_travels)
+            if (!st.x_status_travels) throw;
+            upstream_refused = true;
+        }
+    } else if (!st.P_w.active() || upstream_refused) detail::prepare_output(y, shape_t{0});
     if (st.P_y.active() && st.is_marker(y)) upstream_refused = true;
 
     if (!refusal.empty()) throw invalid_argument(refusal);
@@ -556,7 +645,13 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     // Window gradients along P_co into P_x, then the halo exchange's adjoint.
     tensor<T>* dx_window = dx_contribution;
     if (st.share_x) {
-        st.share_x->adjoint(*dx_contribution, st.dx_hat);
+        try {
+            st.share_x->adjoint(*dx_contribution, st.dx_hat);
+        } catch (const invalid_argument&) {
+            // Window gradients and markers in one sum: a refused dy on some P_y worker (above)
+            if (st.check_dy_on_P_y) throw;
+            upstream_refused = true;
+        }
         dx_window = &st.dx_hat;
     }
     if (st.P_x.active()) {

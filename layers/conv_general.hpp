@@ -36,7 +36,11 @@
 // workers outside P_x is ignored.
 //
 // Errors: options and partitions are agreed on every worker of the world and checked at
-// construction (before any other communication). The input pieces are checked at the first
+// construction (before any other communication). With options.input_shape given, the layout is
+// planned at construction and a piece off the plan is refused on every worker (the
+// HaloExchange's per-call status carries it; without spatial partitioning, a marker along P_co
+// and the disagreement it causes in the sum along P_ci, when every P_x worker is in P_w; else a
+// two-word status all-reduce over P_x). Without it, the input pieces are checked at the first
 // forward and whenever some piece changes shape (a new batch or extent): the P_x workers gather
 // their shapes once and refuse pieces that are not the balanced split of one global tensor of
 // the right channels, or a kernel that does not fit; a refusal travels through the pipeline as
@@ -45,7 +49,9 @@
 // spatial partitioning, by a two-word status all-reduce over P_x). The output gradient is
 // checked against the last forward's output shape and the P_y workers agree on it (a two-word
 // status all-reduce when P_y has several workers; in the feature configuration the
-// HaloExchange's adjoint carries it instead). adjoint() needs a successful forward().
+// HaloExchange's adjoint carries it instead, and without spatial partitioning, when every P_y
+// worker is in P_w or P_x, the data does: a marker along P_ci, then a disagreement in the sum
+// along P_co). adjoint() needs a successful forward().
 //
 // Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
 // reused while shapes stay the same.

@@ -1,6 +1,7 @@
 #include "layers/conv_options.hpp"
 
 #include "core/error.hpp"
+#include "core/halo_exchange.hpp"
 
 namespace distdl {
 
@@ -57,6 +58,20 @@ conv_spec normalize_conv_options(const std::string& layer, std::size_t spatial_d
                              << " and dilation " << format_list(s.dilation) << " must all be at least 1");
     s.bias = options.bias;
     s.seed = options.seed;
+    if (options.input_shape) {
+        const shape_t& shape = *options.input_shape;
+        DISTDL_REQUIRE(shape.size() == spatial_dims + 2 && shape[1] == in_channels,
+                       layer << ": input_shape " << format_list(shape) << ", expected [batch, " << in_channels << ", "
+                             << spatial_dims << " spatial extent" << (spatial_dims == 1 ? "" : "s") << "]");
+        for (std::size_t e = 0; e < spatial_dims; ++e)
+            DISTDL_REQUIRE(kernel_output_length(shape[2 + e], s.kernel_size[e], s.stride[e], s.padding[e],
+                                                s.dilation[e]) > 0,
+                           layer << ": the kernel does not fit input_shape " << format_list(shape)
+                                 << " in spatial dimension " << e << ": extent " << shape[2 + e] << " + 2*padding "
+                                 << s.padding[e] << " < dilation " << s.dilation[e] << " * (kernel_size "
+                                 << s.kernel_size[e] << " - 1) + 1");
+        s.input_shape = shape;
+    }
     return s;
 }
 

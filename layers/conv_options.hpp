@@ -4,6 +4,7 @@
 // out to one entry per spatial dimension, checked once.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct conv_options {
     std::vector<std::size_t> dilation = {};     // empty: 1
     bool bias = true;
     std::uint64_t seed = 0;  // initial weight and bias (layers/conv_initial.hpp)
+    // The global input shape N x C_in x L_1..L_D, when known in advance: the layer agrees on it
+    // at construction and plans for it there (no shape gathering at the first forward; a piece
+    // that is not this shape's balanced piece is refused). Absent: learnt from the pieces at the
+    // first forward, and again whenever a piece changes shape.
+    std::optional<shape_t> input_shape = {};
 };
 
 // The options with every list holding one entry per spatial dimension.
@@ -27,6 +33,7 @@ struct conv_spec {
     std::vector<std::size_t> kernel_size, stride, padding, dilation;
     bool bias = true;
     std::uint64_t seed = 0;
+    std::optional<shape_t> input_shape;  // checked: rank D + 2, C_in channels, the kernel fits
 
     // Global weight shape: out_channels x in_channels x kernel_size...
     shape_t weight_shape() const;
@@ -36,7 +43,8 @@ struct conv_spec {
 
 // Throws distdl::invalid_argument, prefixed with `layer` (e.g. "GeneralConv2d"), for 1 > D > 3
 // spatial dimensions, zero channels, a list of another length than 1 or D (kernel_size must be
-// given), or a kernel size, stride or dilation of 0.
+// given), a kernel size, stride or dilation of 0, or an input_shape of another rank than D + 2,
+// other channels than in_channels, or in which the kernel does not fit.
 conv_spec normalize_conv_options(const std::string& layer, std::size_t spatial_dims, std::size_t in_channels,
                                  std::size_t out_channels, const conv_options& options);
 

@@ -5,15 +5,21 @@
 //   feature_conv_2x2    FeatureConv2d, P_x 1x1x2x2
 //   channel_conv_2x2    ChannelConv2d, P_x 1x2x1x1, P_y 1x2x1x1, P_w 2x2x1x1
 //   general_conv_2x2    GeneralConv2d, P_x 1x2x2x1, P_y 1x1x2x1, P_w 1x2x2x1
+// The layers get input_shape (planned at construction). Counters: messages per step summed over
+// the workers, page faults per step (process). conv_local: the kernel alone on one worker's problem.
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
 // simulated workers: the distribution overhead is <layer> / conv_serial (goal <= 1.2).
 //
 //   conv_bench [--benchmark_filter=REGEX] [--benchmark_repetitions=N]   (see --help)
 #include <benchmark/benchmark.h>
 
+#include <sys/resource.h>
+
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "bench/layers/stepped_world.hpp"
 #include "core/decomposition.hpp"
@@ -31,6 +37,9 @@ using distdl::tensor;
 constexpr std::size_t batch = 8, channels = 16, height = 256, width = 256;
 
 const distdl::conv_options options{.kernel_size = {3}, .padding = {1}, .seed = 1};
+// The layers are told the global input shape (planned at construction, as in training).
+const distdl::conv_options layer_options{
+    .kernel_size = {3}, .padding = {1}, .seed = 1, .input_shape = shape_t{batch, channels, height, width}};
 
 tensor<float> filled(const shape_t& shape) {
     tensor<float> t(shape);
@@ -46,7 +55,7 @@ shape_t piece_shape(const shape_t& grid, const shape_t& at, const shape_t& globa
 }
 
 void conv_serial(benchmark::State& state) {
-    const auto spec = distdl::normalize_conv_options("Conv2d", 2, channels, channels, options);
+    const auto spec = distdl::normalize_conv_options("Conv2d", 2, channels, channels, layer_options);
     const auto model = distdl::conv_initial_parameters<float>(spec);
     distdl::kernels::conv_geometry g{channels, channels, {3, 3}, {1, 1}, {1, 1}, {1, 1}, true};
     distdl::kernels::convolution<float> kernel(g);
@@ -55,11 +64,45 @@ void conv_serial(benchmark::State& state) {
     tensor<float> dw = xt::zeros<float>(spec.weight_shape()), db = xt::zeros<float>(shape_t{channels});
     for (auto _ : state) {
         kernel.forward(x, model.weight, &model.bias, y);
-        kernel.backward_data(dy, model.weight, distdl::shape_of(x), dx);
-        kernel.backward_weights(x, dy, dw, &db);
+        kernel.backward(x, dy, model.weight, dx, dw, &db);
         benchmark::DoNotOptimize(y.data());
         benchmark::DoNotOptimize(dx.data());
     }
+}
+
+long minor_faults() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+// The local kernel alone on one worker's problem of each layer (forward + both backward passes,
+// float32, 3x3): N x C_in x H x W -> C_out, padding pad_h, pad_w. Reports page
+// faults per iteration (fresh memory inside the loop shows up here).
+void conv_local(benchmark::State& state) {
+    const auto c_in = std::size_t(state.range(0)), c_out = std::size_t(state.range(1));
+    const auto h = std::size_t(state.range(2)), w = std::size_t(state.range(3));
+    const auto pad_h = std::size_t(state.range(4)), pad_w = std::size_t(state.range(5));
+    distdl::kernels::conv_geometry g{c_in, c_out, {3, 3}, {1, 1}, {pad_h, pad_w}, {1, 1}, true};
+    distdl::kernels::convolution<float> kernel(g);
+    const auto x = filled({batch, c_in, h, w});
+    const auto y_shape = kernel.output_shape(distdl::shape_of(x));
+    const auto dy = filled(y_shape), weight = filled(kernel.weight_shape()), bias = filled({c_out});
+    tensor<float> y, dx;
+    tensor<float> dw = xt::zeros<float>(kernel.weight_shape()), db = xt::zeros<float>(shape_t{c_out});
+    kernel.forward(x, weight, &bias, y);  // warm-up: plans and buffers
+    kernel.backward(x, dy, weight, dx, dw, &db);
+    long faults = 0;
+    for (auto _ : state) {
+        const long before = minor_faults();
+        kernel.forward(x, weight, &bias, y);
+        kernel.backward(x, dy, weight, dx, dw, &db);
+        faults += minor_faults() - before;
+        benchmark::DoNotOptimize(y.data());
+        benchmark::DoNotOptimize(dx.data());
+    }
+    state.counters["faults"] = benchmark::Counter(double(faults), benchmark::Counter::kAvgIterations);
+    state.SetLabel(kernel.last_engine());
 }
 
 // Builds the layer on every worker of a 4-worker world; returns it with this worker's x and dy.
@@ -71,17 +114,31 @@ using setup_fn = std::function<worker_setup(const std::shared_ptr<distdl::commun
 
 // One forward + adjoint of the layer per step on 4 simulated workers (bench/layers/stepped_world.hpp).
 void run_distributed(benchmark::State& state, const setup_fn& setup) {
+    std::vector<long> step_starts;
+    std::atomic<unsigned long long> messages{0};
     distdl::bench::run_stepped_world(state, 4, [&](const std::shared_ptr<distdl::communicator>& world) {
         struct worker {
             worker_setup w;
             tensor<float> y, dx;
         };
         auto self = std::make_shared<worker>(worker{setup(world), {}, {}});
-        return [self] {
+        const bool first = world->rank() == 0;
+        auto warm_up = std::make_shared<bool>(true);
+        return [self, first, world, warm_up, &step_starts, &messages] {
+            if (first) step_starts.push_back(minor_faults());  // the other workers are in this step too
+            const auto sent = world->traffic().total().messages;
             self->w.layer->forward(self->w.x, self->y);
             self->w.layer->adjoint(self->w.dy, self->dx);
+            if (!*warm_up) messages += world->traffic().total().messages - sent;
+            *warm_up = false;
         };
     });
+    if (state.iterations() > 0) state.counters["messages"] = double(messages.load()) / double(state.iterations());
+    // Messages per step, summed over the workers (each collective's messages as the transport
+    // counts them). Page faults per step, process-wide, between the starts of the measured steps (the first
+    // step is the warm-up): fresh memory per call shows up here.
+    if (step_starts.size() > 2)
+        state.counters["faults"] = double(step_starts.back() - step_starts[1]) / double(step_starts.size() - 2);
 }
 
 distdl::cartesian_partition grid(const std::shared_ptr<distdl::communicator>& world, const std::vector<int>& ranks,
@@ -100,7 +157,7 @@ void feature_conv_2x2(benchmark::State& state) {
     run_distributed(state, [](const std::shared_ptr<distdl::communicator>& world) {
         const auto P_x = grid(world, {0, 1, 2, 3}, {1, 1, 2, 2});
         worker_setup w;
-        w.layer = std::make_unique<distdl::feature_conv<float>>(2, P_x, channels, channels, options);
+        w.layer = std::make_unique<distdl::feature_conv<float>>(2, P_x, channels, channels, layer_options);
         give_pieces(w, P_x, P_x);
         return w;
     });
@@ -112,7 +169,7 @@ void channel_conv_2x2(benchmark::State& state) {
         const auto P_y = grid(world, {0, 2}, {1, 2, 1, 1});
         const auto P_w = grid(world, {0, 1, 2, 3}, {2, 2, 1, 1});
         worker_setup w;
-        w.layer = std::make_unique<distdl::channel_conv<float>>(2, P_x, P_y, P_w, channels, channels, options);
+        w.layer = std::make_unique<distdl::channel_conv<float>>(2, P_x, P_y, P_w, channels, channels, layer_options);
         give_pieces(w, P_x, P_y);
         return w;
     });
@@ -124,7 +181,7 @@ void general_conv_2x2(benchmark::State& state) {
         const auto P_y = grid(world, {0, 2}, {1, 1, 2, 1});
         const auto P_w = grid(world, {0, 1, 2, 3}, {1, 2, 2, 1});
         worker_setup w;
-        w.layer = std::make_unique<distdl::general_conv<float>>(2, P_x, P_y, P_w, channels, channels, options);
+        w.layer = std::make_unique<distdl::general_conv<float>>(2, P_x, P_y, P_w, channels, channels, layer_options);
         give_pieces(w, P_x, P_y);
         return w;
     });
@@ -133,6 +190,14 @@ void general_conv_2x2(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(conv_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+// C_in, C_out, H, W, pad_h, pad_w: the whole problem, then one worker's of feature, channel, general.
+BENCHMARK(conv_local)
+    ->Args({16, 16, 256, 256, 1, 1})
+    ->Args({16, 16, 130, 130, 0, 0})
+    ->Args({8, 8, 256, 256, 1, 1})
+    ->Args({8, 16, 130, 256, 0, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime();
 BENCHMARK(feature_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 BENCHMARK(channel_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 BENCHMARK(general_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();

@@ -260,3 +260,146 @@ DISTDL_CHECK(conv_refuses_bad_pieces_everywhere, world_size == 5 || world_size =
         DCHECK_THROWS(channel.adjoint(bad_dy), distdl::invalid_argument, text);
     }
 }
+
+// input_shape given: the layer plans at construction and then gives the bits of the lazy path
+// (shape learnt at the first forward) — outputs, input gradients, parameter gradients — on a
+// configuration with a halo exchange (feature 2-d) and one without (channel 1-d, P_x of two
+// workers). Without a halo, a steady-state forward then spends no status all-reduce over P_x:
+// the P_x workers send fewer messages than on the lazy path, the others no more.
+DISTDL_CHECK(conv_given_input_shape_matches_lazy_path, world_size == 4 || world_size == 5) {
+    const int me = world->rank();
+    auto compare = [&](distdl::general_conv<float>& lazy, distdl::general_conv<float>& given, const tensor<float>& x,
+                       const tensor<float>& dy, bool fewer_messages_on_P_x, bool on_P_x) {
+        tensor<float> y_lazy, y_given, dx_lazy, dx_given;
+        for (int round = 0; round < 2; ++round) {  // the second round in the steady state
+            const auto before_lazy = world->traffic().total().messages;
+            lazy.forward(x, y_lazy);
+            const auto lazy_messages = world->traffic().total().messages - before_lazy;
+            const auto before_given = world->traffic().total().messages;
+            given.forward(x, y_given);
+            const auto given_messages = world->traffic().total().messages - before_given;
+            DCHECK(same_bits(y_lazy, y_given));
+            if (round == 1) {
+                DCHECK(given_messages <= lazy_messages);
+                if (fewer_messages_on_P_x && on_P_x) DCHECK(given_messages < lazy_messages);
+            }
+            lazy.adjoint(dy, dx_lazy);
+            given.adjoint(dy, dx_given);
+            DCHECK(same_bits(dx_lazy, dx_given));
+        }
+        const auto p_lazy = lazy.parameters(), p_given = given.parameters();
+        DCHECK_EQ(p_lazy.size(), p_given.size());
+        for (std::size_t i = 0; i < std::min(p_lazy.size(), p_given.size()); ++i) {
+            DCHECK(same_bits(p_lazy[i]->value, p_given[i]->value));
+            DCHECK(same_bits(p_lazy[i]->grad, p_given[i]->grad));
+        }
+    };
+    {
+        const auto P_x = make_partition(world, rank_range(0, 4), {1, 1, 2, 2});
+        conv_options options = opts({3, 2}, {1, 2}, {1, 1});
+        distdl::feature_conv<float> lazy(2, P_x, 2, 3, options);
+        options.input_shape = shape_t{2, 2, 7, 6};
+        distdl::feature_conv<float> given(2, P_x, 2, 3, options);
+        const shape_t at = me < 4 ? distdl::unravel_index(std::size_t(me), shape_t{1, 1, 2, 2}) : shape_t{};
+        const tensor<float> x = me < 4 ? random_tensor<float>({2, 2, at[2] == 0 ? 4u : 3u, 3}, 90 + me)
+                                       : distdl::zero_volume<float>();
+        const auto y_shape = distdl::shape_of(lazy.forward(x));
+        compare(lazy, given, x, random_tensor<float>(y_shape, 95 + me), false, me < 4);
+    }
+    {
+        const auto P_x = make_partition(world, {0, 1}, {1, 2, 1});
+        const auto P_y = make_partition(world, {2, 3}, {1, 2, 1});
+        const auto P_w = make_partition(world, rank_range(0, 4), {2, 2, 1});
+        conv_options options = opts({3}, {}, {1});
+        distdl::channel_conv<float> lazy(1, P_x, P_y, P_w, 5, 3, options);
+        options.input_shape = shape_t{2, 5, 6};
+        distdl::channel_conv<float> given(1, P_x, P_y, P_w, 5, 3, options);
+        const tensor<float> x = me < 2 ? random_tensor<float>({2, me == 0 ? 3u : 2u, 6}, 100 + me)
+                                       : distdl::zero_volume<float>();
+        const tensor<float> dy = me == 2 || me == 3 ? random_tensor<float>({2, me == 2 ? 2u : 1u, 6}, 105 + me)
+                                                    : distdl::zero_volume<float>();
+        compare(lazy, given, x, dy, true, me < 2);
+    }
+}
+
+// input_shape given: a piece off the plan on one worker is refused on every worker of the
+// layer, with or without a halo exchange, and the layer stays usable; the shape itself must be
+// the same on every worker and fit the layer. Also a bad dy where it travels in the data.
+DISTDL_CHECK(conv_given_input_shape_refuses_other_pieces_everywhere, world_size == 5) {
+    const int me = world->rank();
+    {  // channel 1-d without halo: the refusal travels in the data (no status all-reduce)
+        const auto P_x = make_partition(world, {0, 1}, {1, 2, 1});
+        const auto P_y = make_partition(world, {3, 4}, {1, 2, 1});
+        const auto P_w = make_partition(world, rank_range(0, 4), {2, 2, 1});
+        conv_options options = opts({3}, {}, {1});
+        options.input_shape = shape_t{1, 4, 6};
+        distdl::channel_conv<double> layer(1, P_x, P_y, P_w, 4, 4, options);
+        auto piece = [&](std::size_t extent) {
+            return me < 2 ? tensor<double>(xt::ones<double>(shape_t{1, 2, extent})) : distdl::zero_volume<double>();
+        };
+        const std::string text = me == 1 ? "ChannelConv1d: x on P_x worker 1 (world rank 1) has shape [1,2,7], "
+                                           "expected [1,2,6] (its piece of input_shape [1,4,6])"
+                                         : "ChannelConv1d: forward refused";
+        DCHECK_THROWS(layer.forward(piece(me == 1 ? 7 : 6)), distdl::invalid_argument, text);
+        const auto y = layer.forward(piece(6));
+        DCHECK_EQ(distdl::shape_of(y), me >= 3 ? (shape_t{1, 2, 6}) : (shape_t{0}));
+        options.input_shape.reset();  // the same layer on the lazy path: the same bits after the refusal
+        distdl::channel_conv<double> fresh(1, P_x, P_y, P_w, 4, 4, options);
+        DCHECK(same_bits(y, fresh.forward(piece(6))));
+    }
+    {  // channel 1-d, P_y inside P_w: a bad dy on one P_y worker travels in the data too (no
+       // all-reduce over P_y); nothing accumulates, and the next adjoint gives the lazy bits
+        const auto P_x = make_partition(world, {0, 1}, {1, 2, 1});
+        const auto P_y = make_partition(world, {0, 2}, {1, 2, 1});
+        const auto P_w = make_partition(world, rank_range(0, 4), {2, 2, 1});
+        conv_options options = opts({3}, {}, {1});
+        distdl::channel_conv<double> layer(1, P_x, P_y, P_w, 4, 4, options);
+        const tensor<double> x = me < 2 ? random_tensor<double>({1, 2, 6}, 110 + me) : distdl::zero_volume<double>();
+        const auto y = layer.forward(x);
+        auto dy_of = [&](std::size_t extent) {
+            return me == 0 || me == 2 ? tensor<double>(xt::ones<double>(shape_t{1, 2, extent}))
+                                      : distdl::zero_volume<double>();
+        };
+        if (me < 4) {
+            const std::string text = me == 2 ? "ChannelConv1d: dy on P_y worker 1 (world rank 2) has shape [1,2,5], "
+                                               "expected [1,2,6]"
+                                             : "ChannelConv1d: adjoint refused";
+            DCHECK_THROWS(layer.adjoint(dy_of(me == 2 ? 5 : 6)), distdl::invalid_argument, text);
+        } else {
+            layer.adjoint(dy_of(6));
+        }
+        for (auto* p : layer.parameters())
+            for (auto v : p->grad) DCHECK_EQ(v, 0.0);
+        distdl::channel_conv<double> fresh(1, P_x, P_y, P_w, 4, 4, options);
+        DCHECK(same_bits(fresh.forward(x), y));
+        DCHECK(same_bits(layer.adjoint(dy_of(6)), fresh.adjoint(dy_of(6))));
+    }
+    {  // feature 1-d with halo: the halo exchange's per-call status carries it
+        const auto P_x = make_partition(world, rank_range(0, 4), {1, 1, 4});
+        conv_options options = opts({3}, {}, {1});
+        options.input_shape = shape_t{2, 2, 13};
+        distdl::feature_conv<double> layer(1, P_x, 2, 2, options);
+        const std::size_t own = me == 0 ? 4 : 3;
+        auto piece = [&](std::size_t batch) {
+            return me < 4 ? tensor<double>(xt::ones<double>(shape_t{batch, 2, own})) : distdl::zero_volume<double>();
+        };
+        if (me < 4) {
+            const std::string text = me == 2 ? "FeatureConv1d: x on P_x worker 2 (world rank 2) has shape [1,2,3], "
+                                               "expected [2,2,3]"
+                                             : "FeatureConv1d: forward refused";
+            DCHECK_THROWS(layer.forward(piece(me == 2 ? 1 : 2)), distdl::invalid_argument, text);
+        } else {
+            layer.forward(piece(2));
+        }
+        DCHECK_EQ(distdl::shape_of(layer.forward(piece(2))), me < 4 ? (shape_t{2, 2, own}) : (shape_t{0}));
+    }
+    {  // one worker names another input_shape: refused at construction, on every worker
+        const auto P_x = make_partition(world, rank_range(0, 4), {1, 1, 4});
+        conv_options options = opts({3}, {}, {1});
+        options.input_shape = shape_t{2, 2, me == 3 ? 12u : 13u};
+        DCHECK_THROWS(distdl::feature_conv<double>(1, P_x, 2, 2, options), distdl::invalid_argument, "input_shape");
+        options.input_shape = shape_t{2, 3, 13};  // 3 channels for a 2-channel layer
+        DCHECK_THROWS(distdl::feature_conv<double>(1, P_x, 2, 2, options), distdl::invalid_argument,
+                      "FeatureConv1d: input_shape [2,3,13], expected [batch, 2, 1 spatial extent]");
+    }
+}

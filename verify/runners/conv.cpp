@@ -5,6 +5,7 @@
 // true). The model starts from distdl::conv_initial_parameters with a seed derived from the
 // case seed; the reference is reference/conv on the whole tensors, cut into the balanced
 // blocks of P_y (output) and P_x (input gradient); with only P_x given, P_y and P_w are P_x.
+// Cases that expect a result give the layer x_shape as its input_shape (see build_layer).
 #include "core/decomposition.hpp"
 #include "layers/conv_channel.hpp"
 #include "layers/conv_feature.hpp"
@@ -55,14 +56,19 @@ tensor<T> bias_block(const tensor<T>& b, std::size_t o0, std::size_t o1) {
     return out;
 }
 
+// The global input shape goes to the layer (input_shape: planned at construction) in every
+// case that expects a result; refusal cases leave it out, so that the layer meets the bad
+// pieces at the first forward (the lazy path) as their expected errors describe.
 template <class T>
-std::unique_ptr<module<T>> build_layer(conv_family family, const conv_case& c, const case_world& world) {
-    const conv_options options{.kernel_size = c.spec.kernel_size,
-                               .stride = c.spec.stride,
-                               .padding = c.spec.padding,
-                               .dilation = c.spec.dilation,
-                               .bias = c.spec.bias,
-                               .seed = c.spec.seed};
+std::unique_ptr<module<T>> build_layer(conv_family family, const conv_case& c, const case_world& world,
+                                       bool give_input_shape) {
+    conv_options options{.kernel_size = c.spec.kernel_size,
+                         .stride = c.spec.stride,
+                         .padding = c.spec.padding,
+                         .dilation = c.spec.dilation,
+                         .bias = c.spec.bias,
+                         .seed = c.spec.seed};
+    if (give_input_shape) options.input_shape = c.x_shape;
     const std::size_t in = c.spec.in_channels, out = c.spec.out_channels;
     switch (family) {
         case conv_family::feature: return std::make_unique<feature_conv<T>>(c.dims, world.get("P_x"), in, out, options);
@@ -99,7 +105,7 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
 
     case_problem<T> problem;
     // The layer first: it refuses bad options and partitions (refusal cases end here).
-    problem.layer = build_layer<T>(family, c, world);
+    problem.layer = build_layer<T>(family, c, world, spec.expect_pass());
 
     const bool only_x = !spec.partitions.count("P_y");
     const auto& px = spec.partition("P_x");
