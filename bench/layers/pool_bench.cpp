@@ -51,7 +51,8 @@ tensor<float> filled(const shape_t& shape, std::size_t salt) {
     return t;
 }
 
-// The serial step with the kernels the layers use.
+// The serial step with the kernels the layers use (max: the adjoint routes dy to the maxima
+// the forward saved).
 template <kind K, geometry G>
 void pool_serial(benchmark::State& state) {
     const auto g = kernel_geometry_of(G);
@@ -60,9 +61,10 @@ void pool_serial(benchmark::State& state) {
     if constexpr (K == kind::max) {
         const distdl::kernels::max_pool<float> pool(g);
         const tensor<float> dy = filled(pool.output_shape(x_shape), 2);
+        distdl::kernels::pool_argmax argmax;  // the maxima saved by the forward, as the layer does
         for (auto _ : state) {
-            pool.forward(x, y);
-            pool.backward(x, dy, dx);
+            pool.forward(x, y, argmax);
+            pool.backward(argmax, dy, x_shape, dx);
             benchmark::DoNotOptimize(y.data());
             benchmark::DoNotOptimize(dx.data());
         }
