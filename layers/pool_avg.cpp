@@ -9,9 +9,9 @@
 namespace distdl {
 
 template <class T>
-distributed_avg_pool<T>::distributed_avg_pool(const cartesian_partition& P_x, shape_t global_shape,
+distributed_avg_pool<T>::distributed_avg_pool(const cartesian_partition& P_x,
                                               pool_options options)
-    : window_("AvgPool", P_x, std::move(global_shape), options, false), kernel_(window_.local_geometry()) {}
+    : window_("AvgPool", P_x, options, false), kernel_(window_.local_geometry()) {}
 
 template <class T>
 distributed_avg_pool<T>::~distributed_avg_pool() = default;
@@ -31,6 +31,8 @@ void distributed_avg_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
 template <class T>
 void distributed_avg_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (!window_.active()) return pool_idle_call(window_.partition(), name(), dy, dx, "an output gradient");
+    // Planned or not alike on every worker of P_x (the shape is learnt by all of them together).
+    DISTDL_REQUIRE(window_.planned(), name() << ": adjoint() needs a forward() first (the input shape is learnt there)");
     const std::string problem = window_.shape_problem(dy, window_.output_shape(), "an output gradient");
     const shape_t& out = window_.output_shape();
     detail::prepare_output(dx, window_.piece_shape());

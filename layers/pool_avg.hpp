@@ -26,7 +26,7 @@ template <class T>
 class distributed_avg_pool : public module<T> {
   public:
     // Collective over the world of P_x (every worker constructs every layer).
-    distributed_avg_pool(const cartesian_partition& P_x, shape_t global_shape, pool_options options);
+    distributed_avg_pool(const cartesian_partition& P_x, pool_options options);
     ~distributed_avg_pool() override;
 
     const std::string& name() const { return window_.name(); }

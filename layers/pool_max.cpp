@@ -9,9 +9,9 @@
 namespace distdl {
 
 template <class T>
-distributed_max_pool<T>::distributed_max_pool(const cartesian_partition& P_x, shape_t global_shape,
+distributed_max_pool<T>::distributed_max_pool(const cartesian_partition& P_x,
                                               pool_options options)
-    : window_("MaxPool", P_x, std::move(global_shape), options, true), kernel_(window_.local_geometry()) {}
+    : window_("MaxPool", P_x, options, true), kernel_(window_.local_geometry()) {}
 
 template <class T>
 distributed_max_pool<T>::~distributed_max_pool() = default;

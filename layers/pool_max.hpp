@@ -16,7 +16,10 @@
 // adjoint routes dy there without x, and the ghosts' gradients go back to their owners. When
 // no worker's window reaches outside its piece, nothing moves.
 //
-// Shapes: the global input shape is fixed at construction. Workers outside P_x pass and get
+// Shapes: options.input_shape given: the global input shape is fixed (and planned) at
+// construction; absent: learnt from the pieces at the first forward (one all-gather over P_x)
+// and again whenever a piece changes (a piece that is not part of a balanced split is refused
+// on every worker of P_x). Workers outside P_x pass and get
 // {0}. An empty output block (fewer outputs than workers) gives a zero-volume block.
 // Errors: arguments are agreed on every worker of the world at construction and refused there
 // (kernel that does not fit, bad lists, P_x of another rank); a piece of the wrong shape is
@@ -38,7 +41,7 @@ template <class T>
 class distributed_max_pool : public module<T> {
   public:
     // Collective over the world of P_x (every worker constructs every layer).
-    distributed_max_pool(const cartesian_partition& P_x, shape_t global_shape, pool_options options);
+    distributed_max_pool(const cartesian_partition& P_x, pool_options options);
     ~distributed_max_pool() override;
 
     const std::string& name() const { return window_.name(); }

@@ -9,6 +9,7 @@
 #include "core/detail/box_copy.hpp"
 #include "core/detail/call_status.hpp"
 #include "core/halo_exchange.hpp"
+#include "layers/detail/pool_layout.hpp"
 #include "core/error.hpp"
 
 namespace distdl {
@@ -100,14 +101,16 @@ std::vector<index_box> box_complement(const shape_t& shape, const shape_t& inner
 }  // namespace
 
 template <class T>
-pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, shape_t global_shape,
-                            const pool_options& options, bool dilation_allowed)
+pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, const pool_options& options,
+                            bool dilation_allowed)
     : P_x_(P_x), name_(kind) {
     // First, before any check that could fail on some workers only: the same arguments everywhere.
+    const std::optional<shape_t>& given = options.input_shape;
     detail::argument_agreement(name_)
         .element_type(dtype_of<T>())
         .list("P_x shape", P_x.shape())
-        .list("global_shape", global_shape)
+        .number("input_shape given", given ? 1 : 0)
+        .list("input_shape", given ? *given : shape_t{})
         .list("kernel_size", options.kernel_size)
         .list("stride", options.stride)
         .list("padding", options.padding)
@@ -115,32 +118,52 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, sh
         .number("spatial_dims", options.spatial_dims)
         .require(*P_x.world_comm());
 
-    const std::size_t dims = options.spatial_dims != 0 ? options.spatial_dims
-                             : global_shape.size() >= 3 ? global_shape.size() - 2
-                                                        : 0;
-    DISTDL_REQUIRE(dims >= 1 && dims <= 3, name_ << ": global input shape " << format_list(global_shape)
-                                                 << " must be N × C × 1 to 3 spatial extents");
-    name_ += std::to_string(dims) + "d";
-    DISTDL_REQUIRE(global_shape.size() == dims + 2, name_ << ": global input shape " << format_list(global_shape)
-                                                          << " must be N × C × " << dims << " spatial extents");
-    const std::size_t rank = global_shape.size();
+    // Without a given shape, P_x's rank tells the number of spatial dimensions.
+    const std::size_t rank_hint = given ? given->size() : P_x.dim();
+    dims_ = options.spatial_dims != 0 ? options.spatial_dims : rank_hint >= 3 ? rank_hint - 2 : 0;
+    if (given)
+        DISTDL_REQUIRE(dims_ >= 1 && dims_ <= 3, name_ << ": global input shape " << format_list(*given)
+                                                       << " must be N × C × 1 to 3 spatial extents");
+    else
+        DISTDL_REQUIRE_AS(dims_ >= 1 && dims_ <= 3, partition_error,
+                          name_ << ": P_x shape " << format_list(P_x.shape()) << " has " << P_x.dim()
+                                << " dimensions, expected 3 to 5 (N × C × 1 to 3 spatial extents, e.g. 1 × 1 × P_d…)");
+    name_ += std::to_string(dims_) + "d";
+    if (given)
+        DISTDL_REQUIRE(given->size() == dims_ + 2, name_ << ": global input shape " << format_list(*given)
+                                                         << " must be N × C × " << dims_ << " spatial extents");
+    const std::size_t rank = dims_ + 2;
     DISTDL_REQUIRE_AS(P_x.dim() == rank, partition_error,
                       name_ << ": P_x shape " << format_list(P_x.shape()) << " has " << P_x.dim()
-                            << " dimensions, expected " << rank << " (one per dimension of the input "
-                            << format_list(global_shape) << ", e.g. 1 × 1 × P_d…)");
+                            << " dimensions, expected " << rank << " (one per dimension of the input"
+                            << (given ? " " + format_list(*given) : std::string()) << ", e.g. 1 × 1 × P_d…)");
     DISTDL_REQUIRE(!options.kernel_size.empty(), name_ << ": kernel_size is required");
-    const auto k = per_spatial(options.kernel_size, dims, {}, "kernel_size", name_);
-    const auto s = per_spatial(options.stride, dims, k, "stride", name_);
-    const auto p = per_spatial(options.padding, dims, std::vector<std::size_t>(dims, 0), "padding", name_);
-    const auto d = per_spatial(options.dilation, dims, std::vector<std::size_t>(dims, 1), "dilation", name_);
-    for (std::size_t e = 0; e < dims; ++e)
-        DISTDL_REQUIRE(k[e] >= 1 && s[e] >= 1 && d[e] >= 1,
-                       name_ << ": kernel_size " << format_list(k) << ", stride " << format_list(s) << " and dilation "
-                             << format_list(d) << " must all be at least 1");
+    k_ = per_spatial(options.kernel_size, dims_, {}, "kernel_size", name_);
+    s_ = per_spatial(options.stride, dims_, k_, "stride", name_);
+    p_ = per_spatial(options.padding, dims_, std::vector<std::size_t>(dims_, 0), "padding", name_);
+    d_ = per_spatial(options.dilation, dims_, std::vector<std::size_t>(dims_, 1), "dilation", name_);
+    for (std::size_t e = 0; e < dims_; ++e)
+        DISTDL_REQUIRE(k_[e] >= 1 && s_[e] >= 1 && d_[e] >= 1,
+                       name_ << ": kernel_size " << format_list(k_) << ", stride " << format_list(s_)
+                             << " and dilation " << format_list(d_) << " must all be at least 1");
     if (!dilation_allowed)
-        DISTDL_REQUIRE(std::all_of(d.begin(), d.end(), [](std::size_t v) { return v == 1; }),
-                       name_ << ": dilation " << format_list(d) << " given, expected 1 (average pooling has no dilation)");
+        DISTDL_REQUIRE(std::all_of(d_.begin(), d_.end(), [](std::size_t v) { return v == 1; }),
+                       name_ << ": dilation " << format_list(d_) << " given, expected 1 (average pooling has no dilation)");
+    local_ = kernels::pool_geometry{k_, s_, std::vector<std::size_t>(dims_, 0), d_};
+    learn_ = !given;
+    if (given) plan(*given);
+}
 
+template <class T>
+void pool_window<T>::plan(const shape_t& global_shape) {
+    planned_ = false;
+    exchange_.reset();
+    interior_ = {};
+    rim_.clear();
+    rim_reads_.clear();
+    const std::size_t rank = global_shape.size(), dims = dims_;
+    const cartesian_partition& P_x = P_x_;
+    const auto &k = k_, &s = s_, &p = p_, &d = d_;
     // The geometry along every tensor dimension: batch and channels are kernel 1, stride 1.
     kernel_geometry full{shape_t(rank, 1), shape_t(rank, 1), shape_t(rank, 0), shape_t(rank, 1)};
     std::vector<dimension_plan> plans(rank);
@@ -167,6 +190,7 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, sh
     const bool direct =
         std::all_of(plans.begin(), plans.end(), [](const dimension_plan& q) { return q.windows_inside_pieces(); });
     if (!P_x.active()) return;
+    (void)dims;
 
     // This worker: its piece, output block and rim buffer (the clipped window) per dimension;
     // the interior (outputs whose windows stay in the piece or padding) and the core of the
@@ -232,6 +256,7 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, sh
             r.offset.push_back(signed_index(plans[t].p) + w_lo[t] - signed_index(plans[t].s * balanced_start(plans[t].m, plans[t].parts, at[t])));
         rim_.push_back(std::move(r));
     }
+    planned_ = true;
     if (direct) {
         rim_.clear();  // every output is interior
         return;
@@ -292,8 +317,33 @@ shape_t pool_window<T>::piece_index(const shape_t& rim_index) const {
 
 template <class T>
 void pool_window<T>::gather(const tensor<T>& x) {
-    const std::string problem = shape_problem(x, piece_shape_, "a tensor");
     communicator& comm = *P_x_.comm();
+    if (learn_) {
+        // The shape is learnt: at the first call, and again when any worker's piece changes
+        // (every worker learns that from the call's status, which travels as before).
+        bool relearn = !planned_;
+        if (!relearn) {
+            const bool changed = shape_of(x) != piece_shape_;
+            if (!exchange_) {
+                relearn = detail::agree_on_call(comm, {}, changed);
+            } else {
+                traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
+                relearn = exchange_->forward(comm, changed ? stand_in(volume(piece_shape_)) : x.data(), buffer_.get(),
+                                             std::string(), changed);
+            }
+            if (!relearn) return copy_own_rim(x);
+        }
+        const std::string problem = pool_agree_on_layout(P_x_, name_, shape_of(x), learnt_shape_);
+        if (!problem.empty()) planned_ = false;
+        DISTDL_REQUIRE(problem.empty(), problem);  // the same on every worker: they judged the same shapes
+        plan(learnt_shape_);
+        if (exchange_) {
+            traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
+            exchange_->forward(comm, x.data(), buffer_.get());
+        }
+        return copy_own_rim(x);
+    }
+    const std::string problem = shape_problem(x, piece_shape_, "a tensor");
     if (!exchange_) {
         detail::agree_on_call(comm, problem, false);
         return;
@@ -303,12 +353,17 @@ void pool_window<T>::gather(const tensor<T>& x) {
         const T* src = problem.empty() ? x.data() : stand_in(volume(piece_shape_));
         exchange_->forward(comm, src, buffer_.get(), problem, false);  // throws everywhere on a problem
     }
+    copy_own_rim(x);
+}
+
+template <class T>
+void pool_window<T>::copy_own_rim(const tensor<T>& x) {
     // My own part of what the rim slabs read.
     for (const index_box& b : rim_reads_) {
         const index_box own = intersect(b, index_box{piece_in_rim_start_, piece_in_rim_stop_});
         if (volume(own.extent()) == 0) continue;
-        detail::copy_box(x.data(), piece_shape_, piece_index(own.start), buffer_.get(), rim_shape_,
-                         own.start, own.extent(), detail::box_op::assign);
+        detail::copy_box(x.data(), piece_shape_, piece_index(own.start), buffer_.get(), rim_shape_, own.start,
+                         own.extent(), detail::box_op::assign);
     }
 }
 

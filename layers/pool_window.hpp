@@ -41,9 +41,10 @@ template <class T>
 class pool_window {
   public:
     // kind: "MaxPool" or "AvgPool" (messages name the layer as kind + "1d"/"2d"/"3d").
-    // global_shape: N × C × spatial; P_x of the same rank (any split, usually 1 × 1 × P_d…).
-    pool_window(const char* kind, const cartesian_partition& P_x, shape_t global_shape, const pool_options& options,
-                bool dilation_allowed);
+    // P_x: rank N × C × spatial (any split, usually 1 × 1 × P_d…). options.input_shape given:
+    // planned here; absent: learnt from the pieces at the first gather() (and again when a
+    // piece changes).
+    pool_window(const char* kind, const cartesian_partition& P_x, const pool_options& options, bool dilation_allowed);
     ~pool_window();
 
     const std::string& name() const { return name_; }  // e.g. "MaxPool2d"
@@ -51,6 +52,9 @@ class pool_window {
     const cartesian_partition& partition() const { return P_x_; }
     bool direct() const { return !exchange_; }
     const kernels::pool_geometry& local_geometry() const { return local_; }
+    // Whether the shapes are known (always with a given input_shape; after the first forward
+    // otherwise). Before that the shapes below are empty.
+    bool planned() const { return planned_; }
     // This worker's shapes (active workers).
     const shape_t& piece_shape() const { return piece_shape_; }
     const shape_t& output_shape() const { return output_shape_; }
@@ -80,6 +84,10 @@ class pool_window {
   private:
     cartesian_partition P_x_;
     std::string name_;
+    std::size_t dims_ = 0;
+    std::vector<std::size_t> k_, s_, p_, d_;  // one entry per spatial dimension
+    bool learn_ = false, planned_ = false;
+    shape_t learnt_shape_;
     kernels::pool_geometry local_;
     shape_t piece_shape_, output_shape_, rim_shape_;
     shape_t piece_in_rim_start_, piece_in_rim_stop_;  // this worker's piece in rim-buffer indices
@@ -91,6 +99,8 @@ class pool_window {
     std::unique_ptr<T[]> buffer_, gradient_;
     std::vector<T> zeros_;  // what a worker with a wrong argument sends
 
+    void plan(const shape_t& global_shape);
+    void copy_own_rim(const tensor<T>& x);
     const T* stand_in(std::size_t count);
     shape_t piece_index(const shape_t& rim_index) const;
 };

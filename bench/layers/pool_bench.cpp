@@ -38,6 +38,10 @@ distdl::pool_options options_of(geometry g) {
     if (g == geometry::k2_s2) return {.kernel_size = {2, 2}};
     return {.kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}};
 }
+distdl::pool_options shaped(distdl::pool_options o) {
+    o.input_shape = x_shape;
+    return o;
+}
 distdl::kernels::pool_geometry kernel_geometry_of(geometry g) {
     const auto o = options_of(g);
     return {o.kernel_size, o.stride, o.padding, {}};
@@ -94,9 +98,9 @@ void pool_sim_2x2(benchmark::State& state) {
         const auto P_x = distdl::partition::world(world).create_cartesian_topology_partition({1, 1, 2, 2});
         auto self = std::make_shared<worker>();
         if constexpr (K == kind::max)
-            self->layer = std::make_unique<distdl::distributed_max_pool<float>>(P_x, x_shape, options_of(G));
+            self->layer = std::make_unique<distdl::distributed_max_pool<float>>(P_x, shaped(options_of(G)));
         else
-            self->layer = std::make_unique<distdl::distributed_avg_pool<float>>(P_x, x_shape, options_of(G));
+            self->layer = std::make_unique<distdl::distributed_avg_pool<float>>(P_x, shaped(options_of(G)));
         const shape_t piece{8, 16, 128, 128};
         self->x = filled(piece, std::size_t(world->rank()));
         std::uint64_t& my_halo = halo[static_cast<std::size_t>(world->rank())];
