@@ -7,6 +7,7 @@
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/box_copy.hpp"
+#include "core/detail/box_exchange.hpp"
 #include "core/detail/call_status.hpp"
 #include "core/halo_exchange.hpp"
 #include "layers/detail/pool_layout.hpp"
@@ -285,7 +286,7 @@ void pool_window<T>::plan(const shape_t& global_shape) {
         if (volume(in.extent()) > 0)
             plan.receives.push_back({int(w), minus(in.start, buffers[std::size_t(me)].start), in.extent()});
     }
-    exchange_.emplace(std::move(plan), forward_tag, adjoint_tag);
+    exchange_ = std::make_unique<detail::box_exchange<T>>(std::move(plan), forward_tag, adjoint_tag);
     buffer_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
     gradient_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
 }

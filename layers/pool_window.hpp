@@ -29,13 +29,17 @@
 #include <vector>
 
 #include "core/decomposition.hpp"
-#include "core/detail/box_exchange.hpp"
 #include "core/partition.hpp"
 #include "core/tensor.hpp"
 #include "kernels/pooling.hpp"
 #include "layers/pool_options.hpp"
 
 namespace distdl {
+
+namespace detail {
+template <class T>
+class box_exchange;  // core/detail/box_exchange.hpp (private)
+}
 
 template <class T>
 class pool_window {
@@ -95,7 +99,7 @@ class pool_window {
     kernels::pool_region interior_;
     std::vector<kernels::pool_region> rim_;
     std::vector<index_box> rim_reads_;  // disjoint boxes of the rim buffer the rim slabs read
-    std::optional<detail::box_exchange<T>> exchange_;
+    std::unique_ptr<detail::box_exchange<T>> exchange_;
     std::unique_ptr<T[]> buffer_, gradient_;
     std::vector<T> zeros_;  // what a worker with a wrong argument sends
 
