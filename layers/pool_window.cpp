@@ -11,6 +11,7 @@
 #include "core/detail/call_status.hpp"
 #include "core/halo_exchange.hpp"
 #include "layers/detail/pool_layout.hpp"
+#include "layers/detail/pool_runs.hpp"
 #include "core/error.hpp"
 
 namespace distdl {
@@ -159,6 +160,8 @@ template <class T>
 void pool_window<T>::plan(const shape_t& global_shape) {
     planned_ = false;
     exchange_.reset();
+    sends_.clear();
+    receives_.clear();
     interior_ = {};
     rim_.clear();
     rim_reads_.clear();
@@ -275,17 +278,28 @@ void pool_window<T>::plan(const shape_t& global_shape) {
         pieces[w] = balanced_box(global_shape, grid, idx);
     }
     const index_box& mine = pieces[std::size_t(me)];
+    const index_box& my_buffer = buffers[std::size_t(me)];
     detail::box_exchange_plan plan;
-    plan.source_shape = piece_shape_;
-    plan.dest_shape = rim_shape_;
+    std::size_t sent = 0, received = 0;
     for (std::size_t w = 0; w < buffers.size(); ++w) {
         if (int(w) == me) continue;
         const index_box out = intersect(mine, buffers[w]);
-        if (volume(out.extent()) > 0) plan.sends.push_back({int(w), minus(out.start, mine.start), out.extent()});
-        const index_box in = intersect(pieces[w], buffers[std::size_t(me)]);
-        if (volume(in.extent()) > 0)
-            plan.receives.push_back({int(w), minus(in.start, buffers[std::size_t(me)].start), in.extent()});
+        if (const std::size_t v = volume(out.extent()); v > 0) {
+            plan.sends.push_back({int(w), {sent}, {v}});
+            sends_.push_back({minus(out.start, mine.start), out.extent(), sent});
+            sent += v;
+        }
+        const index_box in = intersect(pieces[w], my_buffer);
+        if (const std::size_t v = volume(in.extent()); v > 0) {
+            plan.receives.push_back({int(w), {received}, {v}});
+            receives_.push_back({minus(in.start, my_buffer.start), in.extent(), received});
+            received += v;
+        }
     }
+    plan.source_shape = {sent};
+    plan.dest_shape = {received};
+    send_buffer_.assign(std::max<std::size_t>(sent, 1), T(0));
+    receive_buffer_.assign(std::max<std::size_t>(received, 1), T(0));
     exchange_ = std::make_unique<detail::box_exchange<T>>(std::move(plan), forward_tag, adjoint_tag);
     buffer_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
     gradient_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
@@ -304,9 +318,24 @@ std::string pool_window<T>::shape_problem(const tensor<T>& t, const shape_t& exp
 }
 
 template <class T>
-const T* pool_window<T>::stand_in(std::size_t count) {
-    if (zeros_.size() < count) zeros_.assign(count, T(0));
-    return zeros_.data();
+void pool_window<T>::pack_sends(const T* x) {
+    T* out = send_buffer_.data();
+    for (const auto& box : sends_)
+        detail::for_each_run(piece_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                             [&](std::size_t a, std::size_t b, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) out[box.offset + b + i] = x[a + i];
+                             });
+}
+
+template <class T>
+void pool_window<T>::unpack_receives() {
+    const T* in = receive_buffer_.data();
+    T* w = buffer_.get();
+    for (const auto& box : receives_)
+        detail::for_each_run(rim_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                             [&](std::size_t a, std::size_t b, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) w[a + i] = in[box.offset + b + i];
+                             });
 }
 
 template <class T>
@@ -328,9 +357,9 @@ void pool_window<T>::gather(const tensor<T>& x) {
             if (!exchange_) {
                 relearn = detail::agree_on_call(comm, {}, changed);
             } else {
+                if (!changed) pack_sends(x.data());
                 traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
-                relearn = exchange_->forward(comm, changed ? stand_in(volume(piece_shape_)) : x.data(), buffer_.get(),
-                                             std::string(), changed);
+                relearn = exchange_->forward(comm, send_buffer_.data(), receive_buffer_.data(), std::string(), changed);
             }
             if (!relearn) return copy_own_rim(x);
         }
@@ -339,8 +368,9 @@ void pool_window<T>::gather(const tensor<T>& x) {
         DISTDL_REQUIRE(problem.empty(), problem);  // the same on every worker: they judged the same shapes
         plan(learnt_shape_);
         if (exchange_) {
+            pack_sends(x.data());
             traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
-            exchange_->forward(comm, x.data(), buffer_.get());
+            exchange_->forward(comm, send_buffer_.data(), receive_buffer_.data());
         }
         return copy_own_rim(x);
     }
@@ -349,29 +379,39 @@ void pool_window<T>::gather(const tensor<T>& x) {
         detail::agree_on_call(comm, problem, false);
         return;
     }
+    if (problem.empty()) pack_sends(x.data());  // otherwise the peers throw before reading it
     {
         traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
-        const T* src = problem.empty() ? x.data() : stand_in(volume(piece_shape_));
-        exchange_->forward(comm, src, buffer_.get(), problem, false);  // throws everywhere on a problem
+        exchange_->forward(comm, send_buffer_.data(), receive_buffer_.data(), problem, false);  // throws everywhere on a problem
     }
     copy_own_rim(x);
 }
 
 template <class T>
 void pool_window<T>::copy_own_rim(const tensor<T>& x) {
+    if (!exchange_) return;
+    unpack_receives();
     // My own part of what the rim slabs read.
+    const T* in = x.data();
+    T* w = buffer_.get();
     for (const index_box& b : rim_reads_) {
         const index_box own = intersect(b, index_box{piece_in_rim_start_, piece_in_rim_stop_});
-        if (volume(own.extent()) == 0) continue;
-        detail::copy_box(x.data(), piece_shape_, piece_index(own.start), buffer_.get(), rim_shape_, own.start,
-                         own.extent(), detail::box_op::assign);
+        detail::for_each_run(piece_shape_, piece_index(own.start), rim_shape_, own.start, own.extent(),
+                             [&](std::size_t a, std::size_t c, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) w[c + i] = in[a + i];
+                             });
     }
 }
 
 template <class T>
 T* pool_window<T>::rim_gradient() {
-    for (const index_box& b : rim_reads_) detail::fill_box(gradient_.get(), rim_shape_, b.start, b.extent(), T(0));
-    return gradient_.get();
+    T* g = gradient_.get();
+    for (const index_box& b : rim_reads_)
+        detail::for_each_run(rim_shape_, b.start, rim_shape_, b.start, b.extent(),
+                             [&](std::size_t a, std::size_t, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) g[a + i] = T(0);
+                             });
+    return g;
 }
 
 template <class T>
@@ -381,16 +421,35 @@ void pool_window<T>::scatter(const std::string& problem, tensor<T>& dx) {
         detail::agree_on_call(comm, problem, false);
         return;
     }
-    if (problem.empty())
+    const T* g = gradient_.get();
+    T* d = dx.data();
+    if (problem.empty()) {
+        // My own part of the rim gradient, then the ghosts packed for their owners.
         for (const index_box& b : rim_reads_) {
             const index_box own = intersect(b, index_box{piece_in_rim_start_, piece_in_rim_stop_});
-            if (volume(own.extent()) == 0) continue;
-            detail::copy_box(gradient_.get(), rim_shape_, own.start, dx.data(), piece_shape_,
-                             piece_index(own.start), own.extent(), detail::box_op::add);
+            detail::for_each_run(rim_shape_, own.start, piece_shape_, piece_index(own.start), own.extent(),
+                                 [&](std::size_t a, std::size_t c, std::size_t run) {
+                                     for (std::size_t i = 0; i < run; ++i) d[c + i] += g[a + i];
+                                 });
         }
-    traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
-    const T* src = problem.empty() ? gradient_.get() : stand_in(volume(rim_shape_));
-    exchange_->reverse(comm, src, dx.data(), detail::box_op::add, problem, false);
+        T* out = receive_buffer_.data();
+        for (const auto& box : receives_)
+            detail::for_each_run(rim_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                                 [&](std::size_t a, std::size_t b, std::size_t run) {
+                                     for (std::size_t i = 0; i < run; ++i) out[box.offset + b + i] = g[a + i];
+                                 });
+    }
+    {
+        traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
+        exchange_->reverse(comm, receive_buffer_.data(), send_buffer_.data(), detail::box_op::assign, problem, false);
+    }
+    // The gradients of my piece from the peers' rims, added in peer order (bit-reproducible).
+    const T* in = send_buffer_.data();
+    for (const auto& box : sends_)
+        detail::for_each_run(piece_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                             [&](std::size_t a, std::size_t b, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) d[a + i] += in[box.offset + b + i];
+                             });
 }
 
 template class pool_window<float>;

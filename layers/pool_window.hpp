@@ -99,13 +99,21 @@ class pool_window {
     kernels::pool_region interior_;
     std::vector<kernels::pool_region> rim_;
     std::vector<index_box> rim_reads_;  // disjoint boxes of the rim buffer the rim slabs read
+    // The exchange runs on packed buffers (every box one contiguous range, so the engine
+    // copies nothing); packing and unpacking the rim's short runs is done here.
+    struct packed_box {
+        shape_t start, extent;  // in the piece (sends) or the rim buffer (receives)
+        std::size_t offset;     // in the packed buffer
+    };
     std::unique_ptr<detail::box_exchange<T>> exchange_;
+    std::vector<packed_box> sends_, receives_;
+    std::vector<T> send_buffer_, receive_buffer_;
     std::unique_ptr<T[]> buffer_, gradient_;
-    std::vector<T> zeros_;  // what a worker with a wrong argument sends
 
     void plan(const shape_t& global_shape);
     void copy_own_rim(const tensor<T>& x);
-    const T* stand_in(std::size_t count);
+    void pack_sends(const T* x);
+    void unpack_receives();
     shape_t piece_index(const shape_t& rim_index) const;
 };
 
