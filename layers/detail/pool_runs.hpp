@@ -6,6 +6,7 @@
 // library call cost more than the data.
 #include <array>
 #include <cstddef>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/tensor.hpp"
@@ -39,13 +40,22 @@ void for_each_run(const shape_t& a_shape, const shape_t& a_start, const shape_t&
         a_stride *= a_shape[t];
         b_stride *= b_shape[t];
     }
-    for (std::size_t i0 = 0; i0 < n[0]; ++i0)
-        for (std::size_t i1 = 0; i1 < n[1]; ++i1)
-            for (std::size_t i2 = 0; i2 < n[2]; ++i2) {
-                std::size_t a = a0 + i0 * as[0] + i1 * as[1] + i2 * as[2];
-                std::size_t b = b0 + i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
-                for (std::size_t i3 = 0; i3 < n[3]; ++i3, a += as[3], b += bs[3]) f(a, b, n[4]);
-            }
+    // Short runs get a compile-time length, so the copy loops inside f unroll.
+    const auto walk = [&](auto run) {
+        for (std::size_t i0 = 0; i0 < n[0]; ++i0)
+            for (std::size_t i1 = 0; i1 < n[1]; ++i1)
+                for (std::size_t i2 = 0; i2 < n[2]; ++i2) {
+                    std::size_t a = a0 + i0 * as[0] + i1 * as[1] + i2 * as[2];
+                    std::size_t b = b0 + i0 * bs[0] + i1 * bs[1] + i2 * bs[2];
+                    for (std::size_t i3 = 0; i3 < n[3]; ++i3, a += as[3], b += bs[3]) f(a, b, std::size_t(run));
+                }
+    };
+    switch (n[4]) {
+        case 1: return walk(std::integral_constant<std::size_t, 1>{});
+        case 2: return walk(std::integral_constant<std::size_t, 2>{});
+        case 3: return walk(std::integral_constant<std::size_t, 3>{});
+        default: return walk(n[4]);
+    }
 }
 
 }  // namespace distdl::detail
