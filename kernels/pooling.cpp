@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <limits>
 
@@ -55,14 +56,23 @@ shape_t output_shape_of(const pool_geometry& g, const shape_t& x_shape, const ch
 }
 
 // The problem lifted to three spatial dimensions, with the valid kernel offsets [lo, hi) of
-// every output index j precomputed per dimension (input index s·j + d·t − p inside [0, L)).
+// every output index j precomputed per dimension (input index s·j + d·t − p inside [0, L)),
+// and the box of outputs [jb, je) to compute (p: the region's offset).
 struct pool_plan {
     std::int64_t planes = 0;  // N · C
     std::array<std::int64_t, 3> L{1, 1, 1}, m{1, 1, 1}, s{1, 1, 1}, p{0, 0, 0}, d{1, 1, 1}, k{1, 1, 1};
+    std::array<std::int64_t, 3> jb{0, 0, 0}, je{1, 1, 1};
     std::array<std::vector<std::int64_t>, 3> lo, hi;
 
-    pool_plan(const pool_geometry& g, const shape_t& x_shape, const shape_t& y_shape) {
+    pool_plan(const pool_geometry& g, const shape_t& x_shape, const shape_t& y_shape, const pool_region& r,
+              const char* layer) {
         const std::size_t dims = g.kernel_size.size();
+        DISTDL_REQUIRE(x_shape.size() == dims + 2 && y_shape.size() == dims + 2 && x_shape[0] == y_shape[0] &&
+                           x_shape[1] == y_shape[1] && r.offset.size() == dims && r.start.size() == dims &&
+                           r.stop.size() == dims,
+                       layer << ": input shape " << format_list(x_shape) << " and output shape "
+                             << format_list(y_shape) << " must be N × C × " << dims
+                             << " spatial extents with the same N, C, and the region one entry per spatial dimension");
         planes = std::int64_t(x_shape[0] * x_shape[1]);
         for (std::size_t e = 0; e < dims; ++e) {
             const std::size_t a = 3 - dims + e;
@@ -70,13 +80,21 @@ struct pool_plan {
             m[a] = std::int64_t(y_shape[e + 2]);
             k[a] = std::int64_t(g.kernel_size[e]);
             s[a] = std::int64_t(g.stride[e]);
-            p[a] = std::int64_t(g.padding[e]);
+            p[a] = r.offset[e];
             d[a] = std::int64_t(g.dilation[e]);
+            DISTDL_REQUIRE(r.start[e] <= r.stop[e] && r.stop[e] <= y_shape[e + 2],
+                           layer << ": output box [" << format_list(r.start) << ", " << format_list(r.stop)
+                                 << ") outside the output shape " << format_list(y_shape));
+            jb[a] = std::int64_t(r.start[e]);
+            je[a] = std::int64_t(r.stop[e]);
         }
+        DISTDL_REQUIRE(L[0] * L[1] * L[2] <= std::int64_t(INT32_MAX),
+                       layer << ": input planes of " << L[0] * L[1] * L[2] << " elements (shape "
+                             << format_list(x_shape) << ") exceed the 2^31 − 1 the saved maxima can index");
         for (int a = 0; a < 3; ++a) {
             lo[a].resize(std::size_t(m[a]));
             hi[a].resize(std::size_t(m[a]));
-            for (std::int64_t j = 0; j < m[a]; ++j) {
+            for (std::int64_t j = jb[a]; j < je[a]; ++j) {
                 const std::int64_t base = s[a] * j - p[a];  // input index of t = 0
                 std::int64_t l = base >= 0 ? 0 : (-base + d[a] - 1) / d[a];
                 std::int64_t h = L[a] - 1 - base < 0 ? 0 : (L[a] - 1 - base) / d[a] + 1;
@@ -87,29 +105,41 @@ struct pool_plan {
             }
         }
     }
+    bool empty() const { return planes == 0 || je[0] <= jb[0] || je[1] <= jb[1] || je[2] <= jb[2]; }
     std::int64_t in_volume() const { return L[0] * L[1] * L[2]; }
     std::int64_t out_volume() const { return m[0] * m[1] * m[2]; }
     std::int64_t index(int a, std::int64_t j, std::int64_t t) const { return s[a] * j + d[a] * t - p[a]; }
 };
 
-// Row-wise walk of one plane: for every output row (j0, j1) — begin(q_row) first, end(q_row)
-// last — and every valid kernel offset (t0, t1, t2) of that row in row-major order, calls
-// tap(q_row, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi) read the input
-// at offset base + s2·j2. Per output entry, the taps come in row-major window order.
+pool_region whole(const pool_geometry& g, const shape_t& y_shape) {
+    pool_region r;
+    for (std::size_t e = 0; e < g.kernel_size.size(); ++e) {
+        r.offset.push_back(std::int64_t(g.padding[e]));
+        r.start.push_back(0);
+        r.stop.push_back(y_shape[e + 2]);
+    }
+    return r;
+}
+
+// Row-wise walk of one plane: for every output row (j0, j1) of the box — begin(q_row) first,
+// end(q_row) last — and every valid kernel offset (t0, t1, t2) of that row in row-major order,
+// calls tap(q_row, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi) read the
+// input at offset base + s2·j2. Per output entry, the taps come in row-major window order.
+// begin/end cover the row's box part [jb2, je2).
 template <class Begin, class Tap, class End>
 void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
-    // Valid j2 range of every t2: 0 <= s2·j2 + d2·t2 − p2 < L2.
+    // Valid j2 range of every t2: 0 <= s2·j2 + d2·t2 − p2 < L2, within the box.
     std::vector<std::int64_t> j_lo(std::size_t(c.k[2])), j_hi(std::size_t(c.k[2]));
     for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
         const std::int64_t off = c.d[2] * t2 - c.p[2];
         std::int64_t lo = off >= 0 ? 0 : (-off + c.s[2] - 1) / c.s[2];
         std::int64_t hi = c.L[2] - 1 - off < 0 ? 0 : (c.L[2] - 1 - off) / c.s[2] + 1;
-        lo = std::min(lo, c.m[2]);
+        lo = std::clamp(lo, c.jb[2], c.je[2]);
         j_lo[std::size_t(t2)] = lo;
-        j_hi[std::size_t(t2)] = std::min(std::max(hi, lo), c.m[2]);
+        j_hi[std::size_t(t2)] = std::clamp(hi, lo, c.je[2]);
     }
-    for (std::int64_t j0 = 0; j0 < c.m[0]; ++j0)
-        for (std::int64_t j1 = 0; j1 < c.m[1]; ++j1) {
+    for (std::int64_t j0 = c.jb[0]; j0 < c.je[0]; ++j0)
+        for (std::int64_t j1 = c.jb[1]; j1 < c.je[1]; ++j1) {
             const std::int64_t q_row = (j0 * c.m[1] + j1) * c.m[2];
             begin(q_row);
             for (std::int64_t t0 = c.lo[0][j0]; t0 < c.hi[0][j0]; ++t0)
@@ -133,56 +163,91 @@ shape_t max_pool<T>::output_shape(const shape_t& x_shape) const {
 }
 
 template <class T>
-void max_pool<T>::forward(const tensor<T>& x, tensor<T>& y) const {
-    const shape_t x_shape = shape_of(x), y_shape = output_shape(x_shape);
-    if (shape_of(y) != y_shape) y.resize(y_shape);
-    const pool_plan c(g_, x_shape, y_shape);
-    const std::int64_t V = c.in_volume(), M = c.out_volume();
+void max_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape,
+                              std::int32_t* argmax) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::max_pool");
+    if (c.empty()) return;
+    const std::int64_t V = c.in_volume(), M = c.out_volume(), stride = c.s[2];
+    const std::int64_t jb = c.jb[2], width = c.je[2] - c.jb[2];
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const T* in = x.data() + plane * V;
-        T* out = y.data() + plane * M;
-        const std::int64_t stride = c.s[2];
-        // Padding is −∞; ties do not matter for the value.
+        const T* in = x + plane * V;
+        T* out = y + plane * M;
+        std::int32_t* at = argmax + plane * M;
+        // The window's first element is taken, then any strictly greater one (the reference's
+        // rule, also for NaN); a window of padding only keeps −∞ and no maximum.
         for_each_row_tap(
-            c, [&](std::int64_t q_row) { std::fill_n(out + q_row, c.m[2], -std::numeric_limits<T>::infinity()); },
+            c,
+            [&](std::int64_t q_row) {
+                std::fill_n(out + q_row + jb, width, -std::numeric_limits<T>::infinity());
+                std::fill_n(at + q_row + jb, width, std::int32_t(-1));
+            },
             [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                 T* o = out + q_row;
+                std::int32_t* a = at + q_row;
                 const T* src = in + base;
-                for (std::int64_t j = lo; j < hi; ++j) o[j] = src[stride * j] > o[j] ? src[stride * j] : o[j];
+                const auto first = std::int32_t(base);
+                for (std::int64_t j = lo; j < hi; ++j) {
+                    const T v = src[stride * j];
+                    const bool take = v > o[j] || a[j] < 0;
+                    o[j] = take ? v : o[j];
+                    a[j] = take ? first + std::int32_t(stride * j) : a[j];
+                }
             },
             [](std::int64_t) {});
     }
 }
 
 template <class T>
-void max_pool<T>::backward(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dx) const {
+void max_pool<T>::backward_box(const std::int32_t* argmax, const T* dy, const shape_t& y_shape, const pool_region& r,
+                               T* dx, const shape_t& x_shape) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::max_pool::backward");
+    if (c.empty()) return;
+    const std::int64_t V = c.in_volume(), M = c.out_volume();
+    for (std::int64_t plane = 0; plane < c.planes; ++plane) {
+        const std::int32_t* at = argmax + plane * M;
+        const T* grad = dy + plane * M;
+        T* out = dx + plane * V;
+        for (std::int64_t j0 = c.jb[0]; j0 < c.je[0]; ++j0)
+            for (std::int64_t j1 = c.jb[1]; j1 < c.je[1]; ++j1) {
+                const std::int64_t q_row = (j0 * c.m[1] + j1) * c.m[2];
+                for (std::int64_t j2 = c.jb[2]; j2 < c.je[2]; ++j2)
+                    if (at[q_row + j2] >= 0) out[at[q_row + j2]] += grad[q_row + j2];
+            }
+    }
+}
+
+template <class T>
+void max_pool<T>::forward(const tensor<T>& x, tensor<T>& y, pool_argmax& argmax) const {
     const shape_t x_shape = shape_of(x), y_shape = output_shape(x_shape);
-    DISTDL_REQUIRE(shape_of(dy) == y_shape, "kernels::max_pool::backward: output gradient shape "
-                                                << format_list(dy.shape()) << ", expected " << format_list(y_shape));
+    if (shape_of(y) != y_shape) y.resize(y_shape);
+    argmax.resize(y.size());
+    forward_box(x.data(), x_shape, whole(g_, y_shape), y.data(), y_shape, argmax.data());
+}
+
+template <class T>
+void max_pool<T>::forward(const tensor<T>& x, tensor<T>& y) const {
+    pool_argmax argmax;
+    forward(x, y, argmax);
+}
+
+template <class T>
+void max_pool<T>::backward(const pool_argmax& argmax, const tensor<T>& dy, const shape_t& x_shape, tensor<T>& dx) const {
+    const shape_t y_shape = output_shape(x_shape);
+    DISTDL_REQUIRE(shape_of(dy) == y_shape && argmax.size() == dy.size(),
+                   "kernels::max_pool::backward: output gradient shape " << format_list(dy.shape()) << " and "
+                                                                         << argmax.size() << " saved maxima, expected "
+                                                                         << format_list(y_shape));
     if (shape_of(dx) != x_shape) dx.resize(x_shape);
     std::fill(dx.begin(), dx.end(), T(0));
-    const pool_plan c(g_, x_shape, y_shape);
-    const std::int64_t V = c.in_volume(), M = c.out_volume();
-    std::vector<std::int64_t> at(std::size_t(c.m[2]));
-    for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const T* in = x.data() + plane * V;
-        const T* grad = dy.data() + plane * M;
-        T* out = dx.data() + plane * V;
-        const std::int64_t stride = c.s[2];
-        // Per output entry of the row: the first maximum so far (strictly greater replaces it).
-        for_each_row_tap(
-            c, [&](std::int64_t) { std::fill(at.begin(), at.end(), std::int64_t(-1)); },
-            [&](std::int64_t, std::int64_t base, std::int64_t lo, std::int64_t hi) {
-                for (std::int64_t j = lo; j < hi; ++j) {
-                    const std::int64_t i = base + stride * j;
-                    if (at[std::size_t(j)] < 0 || in[i] > in[at[std::size_t(j)]]) at[std::size_t(j)] = i;
-                }
-            },
-            [&](std::int64_t q_row) {
-                for (std::int64_t j = 0; j < c.m[2]; ++j)
-                    if (at[std::size_t(j)] >= 0) out[at[std::size_t(j)]] += grad[q_row + j];
-            });
-    }
+    backward_box(argmax.data(), dy.data(), y_shape, whole(g_, y_shape), dx.data(), x_shape);
+}
+
+template <class T>
+void max_pool<T>::backward(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dx) const {
+    tensor<T> y;
+    pool_argmax argmax;
+    forward(x, y, argmax);
+    backward(argmax, dy, shape_of(x), dx);
 }
 
 template <class T>
@@ -194,43 +259,39 @@ shape_t avg_pool<T>::output_shape(const shape_t& x_shape) const {
 }
 
 template <class T>
-void avg_pool<T>::forward(const tensor<T>& x, tensor<T>& y) const {
-    const shape_t x_shape = shape_of(x), y_shape = output_shape(x_shape);
-    if (shape_of(y) != y_shape) y.resize(y_shape);
-    const pool_plan c(g_, x_shape, y_shape);
-    const std::int64_t V = c.in_volume(), M = c.out_volume();
+void avg_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y,
+                              const shape_t& y_shape) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::avg_pool");
+    if (c.empty()) return;
+    const std::int64_t V = c.in_volume(), M = c.out_volume(), stride = c.s[2];
+    const std::int64_t jb = c.jb[2], je = c.je[2];
     const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);  // padding counts (count_include_pad)
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const T* in = x.data() + plane * V;
-        T* out = y.data() + plane * M;
-        const std::int64_t stride = c.s[2];
+        const T* in = x + plane * V;
+        T* out = y + plane * M;
         for_each_row_tap(
-            c, [&](std::int64_t q_row) { std::fill_n(out + q_row, c.m[2], T(0)); },
+            c, [&](std::int64_t q_row) { std::fill(out + q_row + jb, out + q_row + je, T(0)); },
             [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                 T* o = out + q_row;
                 const T* src = in + base;
                 for (std::int64_t j = lo; j < hi; ++j) o[j] += src[stride * j];
             },
             [&](std::int64_t q_row) {
-                for (std::int64_t j = 0; j < c.m[2]; ++j) out[q_row + j] *= scale;
+                for (std::int64_t j = jb; j < je; ++j) out[q_row + j] *= scale;
             });
     }
 }
 
 template <class T>
-void avg_pool<T>::backward(const tensor<T>& dy, const shape_t& x_shape, tensor<T>& dx) const {
-    const shape_t y_shape = output_shape(x_shape);
-    DISTDL_REQUIRE(shape_of(dy) == y_shape, "kernels::avg_pool::backward: output gradient shape "
-                                                << format_list(dy.shape()) << ", expected " << format_list(y_shape));
-    if (shape_of(dx) != x_shape) dx.resize(x_shape);
-    std::fill(dx.begin(), dx.end(), T(0));
-    const pool_plan c(g_, x_shape, y_shape);
-    const std::int64_t V = c.in_volume(), M = c.out_volume();
+void avg_pool<T>::backward_box(const T* dy, const shape_t& y_shape, const pool_region& r, T* dx,
+                               const shape_t& x_shape) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::avg_pool::backward");
+    if (c.empty()) return;
+    const std::int64_t V = c.in_volume(), M = c.out_volume(), stride = c.s[2];
     const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const T* grad = dy.data() + plane * M;
-        T* out = dx.data() + plane * V;
-        const std::int64_t stride = c.s[2];
+        const T* grad = dy + plane * M;
+        T* out = dx + plane * V;
         for_each_row_tap(
             c, [](std::int64_t) {},
             [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
@@ -240,6 +301,23 @@ void avg_pool<T>::backward(const tensor<T>& dy, const shape_t& x_shape, tensor<T
             },
             [](std::int64_t) {});
     }
+}
+
+template <class T>
+void avg_pool<T>::forward(const tensor<T>& x, tensor<T>& y) const {
+    const shape_t x_shape = shape_of(x), y_shape = output_shape(x_shape);
+    if (shape_of(y) != y_shape) y.resize(y_shape);
+    forward_box(x.data(), x_shape, whole(g_, y_shape), y.data(), y_shape);
+}
+
+template <class T>
+void avg_pool<T>::backward(const tensor<T>& dy, const shape_t& x_shape, tensor<T>& dx) const {
+    const shape_t y_shape = output_shape(x_shape);
+    DISTDL_REQUIRE(shape_of(dy) == y_shape, "kernels::avg_pool::backward: output gradient shape "
+                                                << format_list(dy.shape()) << ", expected " << format_list(y_shape));
+    if (shape_of(dx) != x_shape) dx.resize(x_shape);
+    std::fill(dx.begin(), dx.end(), T(0));
+    backward_box(dy.data(), y_shape, whole(g_, y_shape), dx.data(), x_shape);
 }
 
 template class max_pool<float>;

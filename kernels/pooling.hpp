@@ -6,11 +6,20 @@
 // the divisor (count_include_pad) and has no dilation. oneDNN is not used: its dilated pooling
 // measured 10–20× slower and it has no float64.
 //
-//   forward(x, y)            y overwritten (resized only when its shape differs)
-//   backward(x, dy, dx)      max: dx overwritten with dy routed to each window's first maximum of x
-//   backward(dy, x_shape, dx) avg: dx overwritten
+//   forward(x, y)                    y overwritten (resized only when its shape differs)
+//   forward(x, y, argmax)            max: also each output's first maximum (in-plane index of x,
+//                                    −1 for a window of padding only), for the cheap backward
+//   backward(argmax, dy, x_shape, dx) max: dx overwritten with dy routed to the saved maxima
+//   backward(x, dy, dx)              max: the same, finding the maxima again from x
+//   backward(dy, x_shape, dx)        avg: dx overwritten
+// The *_box forms compute a box of outputs only, from an input array placed anywhere relative
+// to them (pool_region; indices outside the array count as padding), and the backward forms
+// add into dx: the distributed layers pool their interior straight from their piece and only
+// the rim from a small halo buffer. The ties rule is the reference's: the first element of the
+// window (row-major) is taken, then any strictly greater one; the max is the value taken.
 // Objects hold only their geometry: any number of threads may use one object at once.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -24,6 +33,17 @@ struct pool_geometry {
     std::vector<std::size_t> dilation = {};     // empty: 1 (max pooling only)
 };
 
+// Where the outputs lie relative to an input array, per spatial dimension: output j reads
+// input index s·j + d·t − offset (t = 0…k−1; outside [0, L) it is padding), and only outputs
+// in [start, stop) are computed. For a whole tensor: offset = padding, [0, m).
+struct pool_region {
+    std::vector<std::int64_t> offset;
+    shape_t start, stop;
+};
+
+// In-plane input index of each output's maximum (−1: none).
+using pool_argmax = std::vector<std::int32_t>;
+
 template <class T>
 class max_pool {
   public:
@@ -31,7 +51,16 @@ class max_pool {
     const pool_geometry& geometry() const { return g_; }  // normalized
     shape_t output_shape(const shape_t& x_shape) const;
     void forward(const tensor<T>& x, tensor<T>& y) const;
+    void forward(const tensor<T>& x, tensor<T>& y, pool_argmax& argmax) const;
+    void backward(const pool_argmax& argmax, const tensor<T>& dy, const shape_t& x_shape, tensor<T>& dx) const;
     void backward(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dx) const;
+    // Arrays of shape x_shape (N × C × L…), y_shape (N × C × m…); argmax has one entry per
+    // output (y_shape's volume). forward_box writes y and argmax in the region's box;
+    // backward_box adds dy there into dx at the saved maxima.
+    void forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape,
+                     std::int32_t* argmax) const;
+    void backward_box(const std::int32_t* argmax, const T* dy, const shape_t& y_shape, const pool_region& r, T* dx,
+                      const shape_t& x_shape) const;
 
   private:
     pool_geometry g_;
@@ -45,6 +74,9 @@ class avg_pool {
     shape_t output_shape(const shape_t& x_shape) const;
     void forward(const tensor<T>& x, tensor<T>& y) const;
     void backward(const tensor<T>& dy, const shape_t& x_shape, tensor<T>& dx) const;
+    // As max_pool's: forward_box writes y in the region's box, backward_box adds into dx.
+    void forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape) const;
+    void backward_box(const T* dy, const shape_t& y_shape, const pool_region& r, T* dx, const shape_t& x_shape) const;
 
   private:
     pool_geometry g_;

@@ -1,5 +1,7 @@
 #include "layers/pool_avg.hpp"
 
+#include <algorithm>
+
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
 #include "layers/detail/pool_idle.hpp"
@@ -7,9 +9,9 @@
 namespace distdl {
 
 template <class T>
-distributed_avg_pool<T>::distributed_avg_pool(const cartesian_partition& P_x, shape_t global_shape,
+distributed_avg_pool<T>::distributed_avg_pool(const cartesian_partition& P_x,
                                               pool_options options)
-    : window_("AvgPool", P_x, std::move(global_shape), options, false), kernel_(window_.local_geometry()) {}
+    : window_("AvgPool", P_x, options, false), kernel_(window_.local_geometry()) {}
 
 template <class T>
 distributed_avg_pool<T>::~distributed_avg_pool() = default;
@@ -17,19 +19,33 @@ distributed_avg_pool<T>::~distributed_avg_pool() = default;
 template <class T>
 void distributed_avg_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     if (!window_.active()) return pool_idle_call(window_.partition(), name(), x, y, "an input");
-    const tensor<T>& in = window_.gather(x, T(0));  // padding counts as 0 (and in the divisor)
-    if (window_.computes()) kernel_.forward(in, y);
-    else detail::prepare_output(y, window_.output_shape());  // an empty block
+    window_.gather(x);  // throws on every worker of P_x when a piece is wrong
+    const shape_t& out = window_.output_shape();
+    detail::prepare_output(y, out);
+    // Padding counts as 0 and in the divisor (the kernels clip it).
+    kernel_.forward_box(x.data(), window_.piece_shape(), window_.interior(), y.data(), out);
+    for (const auto& slab : window_.rim())
+        kernel_.forward_box(window_.rim_buffer(), window_.rim_shape(), slab, y.data(), out);
 }
 
 template <class T>
 void distributed_avg_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (!window_.active()) return pool_idle_call(window_.partition(), name(), dy, dx, "an output gradient");
-    window_.agree(window_.shape_problem(dy, window_.output_shape(), "an output gradient"));
-    tensor<T>& target = window_.direct() ? dx : dwindow_;
-    if (window_.computes()) kernel_.backward(dy, window_.window_shape(), target);
-    else detail::prepare_output(target, window_.window_shape());  // zero volume
-    if (!window_.direct()) window_.scatter(dwindow_, dx);
+    // Planned or not alike on every worker of P_x (the shape is learnt by all of them together).
+    DISTDL_REQUIRE(window_.planned(), name() << ": adjoint() needs a forward() first (the input shape is learnt there)");
+    const std::string problem = window_.shape_problem(dy, window_.output_shape(), "an output gradient");
+    const shape_t& out = window_.output_shape();
+    detail::prepare_output(dx, window_.piece_shape());
+    if (problem.empty()) {
+        std::fill(dx.data(), dx.data() + dx.size(), T(0));
+        kernel_.backward_box(dy.data(), out, window_.interior(), dx.data(), window_.piece_shape());
+        if (!window_.rim().empty()) {
+            T* rim_gradient = window_.rim_gradient();
+            for (const auto& slab : window_.rim())
+                kernel_.backward_box(dy.data(), out, slab, rim_gradient, window_.rim_shape());
+        }
+    }
+    window_.scatter(problem, dx);  // throws on every worker of P_x when any dy is wrong
 }
 
 template class distributed_avg_pool<float>;

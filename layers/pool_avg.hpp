@@ -8,11 +8,10 @@
 //   y[n,c,j] = (Σ over the window {s·j + t − p : t = 0…k−1} of x, padding counting as 0) / (k_1⋯k_D)
 //   Adjoint: dy[n,c,j] / (k_1⋯k_D) spread over its window (linear: no saved input).
 //
-// Algorithm: pool_window gives each worker the window of the zero-padded input its output
-// block reads (HaloExchange), the local kernel (kernels/pooling.hpp, padding 0) pools it; the
-// adjoint spreads dy over the window and the HaloExchange adjoint adds the ghost gradients
-// into their owners. When no worker needs data it does not own, nothing moves and x, y, dy,
-// dx are used in place.
+// Algorithm (layers/pool_window.hpp): the interior of each worker's output block is pooled
+// straight from its piece, the rim from a small buffer holding the ghosts and the rim of the
+// piece; the adjoint spreads dy over the windows, and the ghosts' gradients go back to their
+// owners. When no worker's window reaches outside its piece, nothing moves.
 //
 // Shapes, errors and memory as layers/pool_max.hpp; a dilation other than 1 is refused.
 #include "core/module.hpp"
@@ -27,7 +26,7 @@ template <class T>
 class distributed_avg_pool : public module<T> {
   public:
     // Collective over the world of P_x (every worker constructs every layer).
-    distributed_avg_pool(const cartesian_partition& P_x, shape_t global_shape, pool_options options);
+    distributed_avg_pool(const cartesian_partition& P_x, pool_options options);
     ~distributed_avg_pool() override;
 
     const std::string& name() const { return window_.name(); }
@@ -39,7 +38,6 @@ class distributed_avg_pool : public module<T> {
   private:
     pool_window<T> window_;
     kernels::avg_pool<T> kernel_;
-    tensor<T> dwindow_;  // exchange mode: the window's gradient
 };
 
 }  // namespace distdl

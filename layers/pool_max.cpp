@@ -1,6 +1,6 @@
 #include "layers/pool_max.hpp"
 
-#include <limits>
+#include <algorithm>
 
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
@@ -9,9 +9,9 @@
 namespace distdl {
 
 template <class T>
-distributed_max_pool<T>::distributed_max_pool(const cartesian_partition& P_x, shape_t global_shape,
+distributed_max_pool<T>::distributed_max_pool(const cartesian_partition& P_x,
                                               pool_options options)
-    : window_("MaxPool", P_x, std::move(global_shape), options, true), kernel_(window_.local_geometry()) {}
+    : window_("MaxPool", P_x, options, true), kernel_(window_.local_geometry()) {}
 
 template <class T>
 distributed_max_pool<T>::~distributed_max_pool() = default;
@@ -19,22 +19,20 @@ distributed_max_pool<T>::~distributed_max_pool() = default;
 template <class T>
 void distributed_max_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     forward_done_ = false;
-    point_ = nullptr;
     if (!window_.active()) {
         pool_idle_call(window_.partition(), name(), x, y, "an input");
         forward_done_ = true;
         return;
     }
-    // Boundary padding is −∞ (as the reference): a zero would beat an all-negative window.
-    const tensor<T>& in = window_.gather(x, -std::numeric_limits<T>::infinity());
-    if (window_.direct()) {
-        detail::copy_into(x, saved_);  // the caller may change x before the adjoint
-        point_ = &saved_;
-    } else {
-        point_ = &in;
-    }
-    if (window_.computes()) kernel_.forward(in, y);
-    else detail::prepare_output(y, window_.output_shape());  // an empty block
+    window_.gather(x);  // throws on every worker of P_x when a piece is wrong
+    const shape_t& out = window_.output_shape();
+    detail::prepare_output(y, out);
+    argmax_.resize(y.size());
+    // The maxima are saved (as positions in x or in the rim buffer), so the adjoint needs
+    // neither x nor a copy of it. Padding is never a maximum (the kernels clip it).
+    kernel_.forward_box(x.data(), window_.piece_shape(), window_.interior(), y.data(), out, argmax_.data());
+    for (const auto& slab : window_.rim())
+        kernel_.forward_box(window_.rim_buffer(), window_.rim_shape(), slab, y.data(), out, argmax_.data());
     forward_done_ = true;
 }
 
@@ -44,11 +42,19 @@ void distributed_max_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     // Forward succeeds or fails on every worker of P_x alike, so all of them stop here together.
     DISTDL_REQUIRE(forward_done_, name() << ": adjoint() needs a successful forward() first (the gradient goes to "
                                             "the maxima of that input)");
-    window_.agree(window_.shape_problem(dy, window_.output_shape(), "an output gradient"));
-    tensor<T>& target = window_.direct() ? dx : dwindow_;
-    if (window_.computes()) kernel_.backward(*point_, dy, target);
-    else detail::prepare_output(target, window_.window_shape());  // zero volume
-    if (!window_.direct()) window_.scatter(dwindow_, dx);
+    const std::string problem = window_.shape_problem(dy, window_.output_shape(), "an output gradient");
+    const shape_t& out = window_.output_shape();
+    detail::prepare_output(dx, window_.piece_shape());
+    if (problem.empty()) {
+        std::fill(dx.data(), dx.data() + dx.size(), T(0));
+        kernel_.backward_box(argmax_.data(), dy.data(), out, window_.interior(), dx.data(), window_.piece_shape());
+        if (!window_.rim().empty()) {
+            T* rim_gradient = window_.rim_gradient();
+            for (const auto& slab : window_.rim())
+                kernel_.backward_box(argmax_.data(), dy.data(), out, slab, rim_gradient, window_.rim_shape());
+        }
+    }
+    window_.scatter(problem, dx);  // throws on every worker of P_x when any dy is wrong
 }
 
 template class distributed_max_pool<float>;

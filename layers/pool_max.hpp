@@ -10,20 +10,23 @@
 //   Adjoint at the input of the last forward: dy[n,c,j] goes to the FIRST maximum of its window
 //   (row-major window order), as the reference.
 //
-// Algorithm: pool_window gives each worker the window of the padded input its output block
-// reads (HaloExchange, padding set to −∞), the local kernel (kernels/pooling.hpp, padding 0)
-// pools it; the adjoint routes dy within the window and the HaloExchange adjoint adds the
-// ghost gradients into their owners. When no worker needs data it does not own, nothing moves.
+// Algorithm (layers/pool_window.hpp): the interior of each worker's output block is pooled
+// straight from its piece, the rim from a small buffer holding the ghosts from the neighbours
+// and the rim of the piece; the forward saves each output's maximum (its position), so the
+// adjoint routes dy there without x, and the ghosts' gradients go back to their owners. When
+// no worker's window reaches outside its piece, nothing moves.
 //
-// Shapes: the global input shape is fixed at construction. Workers outside P_x pass and get
+// Shapes: options.input_shape given: the global input shape is fixed (and planned) at
+// construction; absent: learnt from the pieces at the first forward (one all-gather over P_x)
+// and again whenever a piece changes (a piece that is not part of a balanced split is refused
+// on every worker of P_x). Workers outside P_x pass and get
 // {0}. An empty output block (fewer outputs than workers) gives a zero-volume block.
 // Errors: arguments are agreed on every worker of the world at construction and refused there
 // (kernel that does not fit, bad lists, P_x of another rank); a piece of the wrong shape is
 // refused on every worker of P_x at the call. adjoint() needs a successful forward() first.
-// Memory: the window, its gradient and (direct mode) the saved input are members, reused.
-// Known limit: a window that covers boundary padding and whose real inputs are all −∞ sends
-// its gradient nowhere (the padding wins the tie); the reference sends it to the first of
-// those −∞ inputs. Values are the same. NaN inputs follow kernels/pooling.hpp.
+// Memory: the saved maxima (one 32-bit index per output) and the rim buffers are members,
+// reused; nothing large is allocated per call. Padding is never a maximum (as the reference),
+// also for windows whose real inputs are all −∞ or NaN.
 #include <memory>
 
 #include "core/module.hpp"
@@ -38,7 +41,7 @@ template <class T>
 class distributed_max_pool : public module<T> {
   public:
     // Collective over the world of P_x (every worker constructs every layer).
-    distributed_max_pool(const cartesian_partition& P_x, shape_t global_shape, pool_options options);
+    distributed_max_pool(const cartesian_partition& P_x, pool_options options);
     ~distributed_max_pool() override;
 
     const std::string& name() const { return window_.name(); }
@@ -50,9 +53,7 @@ class distributed_max_pool : public module<T> {
   private:
     pool_window<T> window_;
     kernels::max_pool<T> kernel_;
-    tensor<T> saved_;     // direct mode: a copy of the input of the last forward
-    tensor<T> dwindow_;   // exchange mode: the window's gradient
-    const tensor<T>* point_ = nullptr;  // the input of the last forward (saved_ or the window)
+    kernels::pool_argmax argmax_;  // each output's maximum in the last forward (x or the rim buffer)
     bool forward_done_ = false;
 };
 

@@ -7,7 +7,11 @@
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/box_copy.hpp"
+#include "core/detail/box_exchange.hpp"
 #include "core/detail/call_status.hpp"
+#include "core/halo_exchange.hpp"
+#include "layers/detail/pool_layout.hpp"
+#include "layers/detail/pool_runs.hpp"
 #include "core/error.hpp"
 
 namespace distdl {
@@ -15,6 +19,10 @@ namespace distdl {
 namespace {
 
 using signed_index = std::int64_t;
+
+// Message tags of the rim exchange (HaloExchange uses 11/12, Repartition 1/2).
+constexpr int forward_tag = 21;
+constexpr int adjoint_tag = 22;
 
 // One entry per spatial dimension: `values` as given, a single value repeated, or `fallback`.
 std::vector<std::size_t> per_spatial(const std::vector<std::size_t>& values, std::size_t dims,
@@ -28,41 +36,83 @@ std::vector<std::size_t> per_spatial(const std::vector<std::size_t>& values, std
     return values;
 }
 
-// Along one tensor dimension of length n split over `parts` workers: worker i's output block
-// [a, b) (balanced split of the output), and the window of it in unpadded input indices,
-// [lo, hi) (DESIGN §3: padded [s*a, s*(b-1) + d*(k-1) + 1), shifted by -p; empty when b == a).
+// Along one tensor dimension of length n split over `parts` workers: worker i's piece
+// [g0, g1), its output block [a, b) (balanced split of the output), and the window of the
+// block in unpadded input indices, [lo, hi) (DESIGN §3: padded [s*a, s*(b-1) + d*(k-1) + 1),
+// shifted by -p; empty when b == a), also clipped to the tensor, [w0, w1).
 struct dimension_plan {
     std::size_t n, m, k, s, p, d, parts;
 
-    std::size_t span() const { return d * (k - 1) + 1; }
-    void window(std::size_t i, signed_index& lo, signed_index& hi) const {
+    signed_index span() const { return signed_index(d * (k - 1) + 1); }
+    signed_index piece_start(std::size_t i) const { return signed_index(balanced_start(n, parts, i)); }
+    signed_index piece_stop(std::size_t i) const { return signed_index(balanced_stop(n, parts, i)); }
+    // Unpadded input indices output j reads: [s*j - p, s*j - p + span).
+    signed_index reads_from(std::size_t j) const { return signed_index(s * j) - signed_index(p); }
+    void clipped_window(std::size_t i, signed_index& w0, signed_index& w1) const {
         const std::size_t a = balanced_start(m, parts, i), b = balanced_stop(m, parts, i);
-        lo = signed_index(s * a) - signed_index(p);
-        hi = b > a ? signed_index(s * (b - 1) + span()) - signed_index(p) : lo;
+        const signed_index lo = reads_from(a), hi = b > a ? reads_from(b - 1) + span() : lo;
+        w0 = std::clamp<signed_index>(lo, 0, signed_index(n));
+        w1 = std::clamp<signed_index>(hi, w0, signed_index(n));
     }
-    // The window of every worker along this dimension is exactly its own piece.
-    bool windows_are_pieces() const {
+    // Every worker's clipped window lies inside its own piece: nothing moves along this dimension.
+    bool windows_inside_pieces() const {
         for (std::size_t i = 0; i < parts; ++i) {
-            signed_index lo, hi;
-            window(i, lo, hi);
-            const auto start = signed_index(balanced_start(n, parts, i)), stop = signed_index(balanced_stop(n, parts, i));
-            if (hi > lo ? (lo != start || hi != stop) : start != stop) return false;
+            signed_index w0, w1;
+            clipped_window(i, w0, w1);
+            if (w1 > w0 && (w0 < piece_start(i) || w1 > piece_stop(i))) return false;
         }
         return true;
     }
 };
 
+index_box box_of(const std::vector<signed_index>& lo, const std::vector<signed_index>& hi) {
+    index_box b;
+    for (std::size_t t = 0; t < lo.size(); ++t) {
+        b.start.push_back(std::size_t(lo[t]));
+        b.stop.push_back(std::size_t(hi[t]));
+    }
+    return b;
+}
+
+shape_t minus(const shape_t& a, const shape_t& b) {
+    shape_t r(a.size());
+    for (std::size_t t = 0; t < a.size(); ++t) r[t] = a[t] - b[t];
+    return r;
+}
+
+// The box [0, shape) without the box [inner_lo, inner_hi) (inside it), as disjoint boxes: per
+// dimension t, the slabs below and above the inner box, inside it along the dimensions
+// before t and whole along those after.
+std::vector<index_box> box_complement(const shape_t& shape, const shape_t& inner_lo, const shape_t& inner_hi) {
+    std::vector<index_box> out;
+    const std::size_t rank = shape.size();
+    for (std::size_t t = 0; t < rank; ++t)
+        for (const bool below : {true, false}) {
+            index_box b{shape_t(rank, 0), shape};
+            for (std::size_t u = 0; u < t; ++u) {
+                b.start[u] = inner_lo[u];
+                b.stop[u] = inner_hi[u];
+            }
+            b.start[t] = below ? 0 : inner_hi[t];
+            b.stop[t] = below ? inner_lo[t] : shape[t];
+            if (volume(b.extent()) > 0) out.push_back(std::move(b));
+        }
+    return out;
+}
+
 }  // namespace
 
 template <class T>
-pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, shape_t global_shape,
-                            const pool_options& options, bool dilation_allowed)
+pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, const pool_options& options,
+                            bool dilation_allowed)
     : P_x_(P_x), name_(kind) {
     // First, before any check that could fail on some workers only: the same arguments everywhere.
+    const std::optional<shape_t>& given = options.input_shape;
     detail::argument_agreement(name_)
         .element_type(dtype_of<T>())
         .list("P_x shape", P_x.shape())
-        .list("global_shape", global_shape)
+        .number("input_shape given", given ? 1 : 0)
+        .list("input_shape", given ? *given : shape_t{})
         .list("kernel_size", options.kernel_size)
         .list("stride", options.stride)
         .list("padding", options.padding)
@@ -70,32 +120,54 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, sh
         .number("spatial_dims", options.spatial_dims)
         .require(*P_x.world_comm());
 
-    const std::size_t dims = options.spatial_dims != 0 ? options.spatial_dims
-                             : global_shape.size() >= 3 ? global_shape.size() - 2
-                                                        : 0;
-    DISTDL_REQUIRE(dims >= 1 && dims <= 3, name_ << ": global input shape " << format_list(global_shape)
-                                                 << " must be N × C × 1 to 3 spatial extents");
-    name_ += std::to_string(dims) + "d";
-    DISTDL_REQUIRE(global_shape.size() == dims + 2, name_ << ": global input shape " << format_list(global_shape)
-                                                          << " must be N × C × " << dims << " spatial extents");
-    const std::size_t rank = global_shape.size();
+    // Without a given shape, P_x's rank tells the number of spatial dimensions.
+    const std::size_t rank_hint = given ? given->size() : P_x.dim();
+    dims_ = options.spatial_dims != 0 ? options.spatial_dims : rank_hint >= 3 ? rank_hint - 2 : 0;
+    if (given)
+        DISTDL_REQUIRE(dims_ >= 1 && dims_ <= 3, name_ << ": global input shape " << format_list(*given)
+                                                       << " must be N × C × 1 to 3 spatial extents");
+    else
+        DISTDL_REQUIRE_AS(dims_ >= 1 && dims_ <= 3, partition_error,
+                          name_ << ": P_x shape " << format_list(P_x.shape()) << " has " << P_x.dim()
+                                << " dimensions, expected 3 to 5 (N × C × 1 to 3 spatial extents, e.g. 1 × 1 × P_d…)");
+    name_ += std::to_string(dims_) + "d";
+    if (given)
+        DISTDL_REQUIRE(given->size() == dims_ + 2, name_ << ": global input shape " << format_list(*given)
+                                                         << " must be N × C × " << dims_ << " spatial extents");
+    const std::size_t rank = dims_ + 2;
     DISTDL_REQUIRE_AS(P_x.dim() == rank, partition_error,
                       name_ << ": P_x shape " << format_list(P_x.shape()) << " has " << P_x.dim()
-                            << " dimensions, expected " << rank << " (one per dimension of the input "
-                            << format_list(global_shape) << ", e.g. 1 × 1 × P_d…)");
+                            << " dimensions, expected " << rank << " (one per dimension of the input"
+                            << (given ? " " + format_list(*given) : std::string()) << ", e.g. 1 × 1 × P_d…)");
     DISTDL_REQUIRE(!options.kernel_size.empty(), name_ << ": kernel_size is required");
-    const auto k = per_spatial(options.kernel_size, dims, {}, "kernel_size", name_);
-    const auto s = per_spatial(options.stride, dims, k, "stride", name_);
-    const auto p = per_spatial(options.padding, dims, std::vector<std::size_t>(dims, 0), "padding", name_);
-    const auto d = per_spatial(options.dilation, dims, std::vector<std::size_t>(dims, 1), "dilation", name_);
-    for (std::size_t e = 0; e < dims; ++e)
-        DISTDL_REQUIRE(k[e] >= 1 && s[e] >= 1 && d[e] >= 1,
-                       name_ << ": kernel_size " << format_list(k) << ", stride " << format_list(s) << " and dilation "
-                             << format_list(d) << " must all be at least 1");
+    k_ = per_spatial(options.kernel_size, dims_, {}, "kernel_size", name_);
+    s_ = per_spatial(options.stride, dims_, k_, "stride", name_);
+    p_ = per_spatial(options.padding, dims_, std::vector<std::size_t>(dims_, 0), "padding", name_);
+    d_ = per_spatial(options.dilation, dims_, std::vector<std::size_t>(dims_, 1), "dilation", name_);
+    for (std::size_t e = 0; e < dims_; ++e)
+        DISTDL_REQUIRE(k_[e] >= 1 && s_[e] >= 1 && d_[e] >= 1,
+                       name_ << ": kernel_size " << format_list(k_) << ", stride " << format_list(s_)
+                             << " and dilation " << format_list(d_) << " must all be at least 1");
     if (!dilation_allowed)
-        DISTDL_REQUIRE(std::all_of(d.begin(), d.end(), [](std::size_t v) { return v == 1; }),
-                       name_ << ": dilation " << format_list(d) << " given, expected 1 (average pooling has no dilation)");
+        DISTDL_REQUIRE(std::all_of(d_.begin(), d_.end(), [](std::size_t v) { return v == 1; }),
+                       name_ << ": dilation " << format_list(d_) << " given, expected 1 (average pooling has no dilation)");
+    local_ = kernels::pool_geometry{k_, s_, std::vector<std::size_t>(dims_, 0), d_};
+    learn_ = !given;
+    if (given) plan(*given);
+}
 
+template <class T>
+void pool_window<T>::plan(const shape_t& global_shape) {
+    planned_ = false;
+    exchange_.reset();
+    sends_.clear();
+    receives_.clear();
+    interior_ = {};
+    rim_.clear();
+    rim_reads_.clear();
+    const std::size_t rank = global_shape.size(), dims = dims_;
+    const cartesian_partition& P_x = P_x_;
+    const auto &k = k_, &s = s_, &p = p_, &d = d_;
     // The geometry along every tensor dimension: batch and channels are kernel 1, stride 1.
     kernel_geometry full{shape_t(rank, 1), shape_t(rank, 1), shape_t(rank, 0), shape_t(rank, 1)};
     std::vector<dimension_plan> plans(rank);
@@ -119,31 +191,118 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, sh
     local_ = kernels::pool_geometry{k, s, std::vector<std::size_t>(dims, 0), d};
 
     // Same decision on every worker of the world: it depends on global facts only.
-    direct_ = std::all_of(plans.begin(), plans.end(), [](const dimension_plan& q) { return q.windows_are_pieces(); });
-    if (!direct_) halo_ = std::make_unique<halo_exchange<T>>(P_x, global_shape, full);  // collective
-
+    const bool direct =
+        std::all_of(plans.begin(), plans.end(), [](const dimension_plan& q) { return q.windows_inside_pieces(); });
     if (!P_x.active()) return;
-    const shape_t at = P_x.index();
+    (void)dims;
+
+    // This worker: its piece, output block and rim buffer (the clipped window) per dimension;
+    // the interior (outputs whose windows stay in the piece or padding) and the core of the
+    // rim buffer no rim output reads (inside the piece, so ghosts are never in it).
+    const shape_t& grid = P_x.shape();
+    const int me = P_x.rank();
+    const shape_t at = unravel_index(std::size_t(me), grid);  // row-major, as the partition
+    std::vector<signed_index> w_lo(rank), w_hi(rank);
+    shape_t core_lo(rank), core_hi(rank);
     piece_shape_.resize(rank);
-    window_shape_.resize(rank);
     output_shape_.resize(rank);
-    inside_start_.resize(rank);
-    inside_extent_.resize(rank);
-    computes_ = true;
+    rim_shape_.resize(rank);
+    piece_in_rim_start_.resize(rank);
+    piece_in_rim_stop_.resize(rank);
+    rim_in_piece_.resize(rank);
+    std::vector<std::size_t> first(rank), last(rank);  // interior [first, last) per dimension
     for (std::size_t t = 0; t < rank; ++t) {
         const auto& q = plans[t];
-        piece_shape_[t] = balanced_size(q.n, q.parts, at[t]);
-        output_shape_[t] = balanced_size(q.m, q.parts, at[t]);
-        signed_index lo, hi;
-        q.window(at[t], lo, hi);
-        window_shape_[t] = std::size_t(hi - lo);
-        const signed_index in_lo = std::clamp<signed_index>(lo, 0, signed_index(q.n));
-        const signed_index in_hi = std::clamp<signed_index>(hi, in_lo, signed_index(q.n));
-        inside_extent_[t] = std::size_t(in_hi - in_lo);
-        inside_start_[t] = inside_extent_[t] == 0 ? 0 : std::size_t(in_lo - lo);  // all padding: no inside
-        if (inside_extent_[t] != window_shape_[t]) has_padding_ = true;
-        if (t >= 2 && window_shape_[t] == 0) computes_ = false;
+        const std::size_t i = at[t];
+        const signed_index g0 = q.piece_start(i), g1 = q.piece_stop(i), n = signed_index(q.n);
+        const std::size_t a = balanced_start(q.m, q.parts, i), ml = balanced_size(q.m, q.parts, i);
+        q.clipped_window(i, w_lo[t], w_hi[t]);
+        const signed_index LW = w_hi[t] - w_lo[t];
+        piece_shape_[t] = std::size_t(g1 - g0);
+        output_shape_[t] = ml;
+        rim_shape_[t] = std::size_t(LW);
+        const signed_index ps = std::clamp<signed_index>(g0 - w_lo[t], 0, LW);
+        const signed_index pe = std::clamp<signed_index>(g1 - w_lo[t], ps, LW);
+        piece_in_rim_start_[t] = std::size_t(ps);
+        piece_in_rim_stop_[t] = std::size_t(pe);
+        rim_in_piece_[t] = w_lo[t] - g0;
+        const auto interior = [&](std::size_t j) {
+            const signed_index cl = std::clamp<signed_index>(q.reads_from(a + j), 0, n);
+            const signed_index ch = std::clamp<signed_index>(q.reads_from(a + j) + q.span(), cl, n);
+            return ch == cl || (cl >= g0 && ch <= g1);
+        };
+        std::size_t ia = 0;
+        while (ia < ml && !interior(ia)) ++ia;
+        std::size_t ib = ia;
+        while (ib < ml && interior(ib)) ++ib;
+        first[t] = ia;
+        last[t] = ib;
+        // Rim-buffer index of input s*j - offset (local output j).
+        const signed_index offset = signed_index(q.p) + w_lo[t] - signed_index(q.s * a);
+        const signed_index below_reads = ia > 0 ? signed_index(q.s * (ia - 1)) + q.span() - offset : 0;
+        const signed_index above_reads = ib < ml ? signed_index(q.s * ib) - offset : LW;
+        const signed_index c_lo = std::clamp<signed_index>(std::max(below_reads, ps), 0, LW);
+        const signed_index c_hi = std::clamp<signed_index>(std::min(above_reads, pe), c_lo, LW);
+        core_lo[t] = std::size_t(c_lo);
+        core_hi[t] = std::size_t(c_hi);
+        if (t >= 2) {
+            interior_.offset.push_back(signed_index(q.p) + g0 - signed_index(q.s * a));
+            interior_.start.push_back(ia);
+            interior_.stop.push_back(ib);
+        }
     }
+    // The rim slabs: the block without the interior box, over the spatial dimensions.
+    const shape_t spatial_out(output_shape_.begin() + 2, output_shape_.end());
+    const shape_t spatial_first(first.begin() + 2, first.end()), spatial_last(last.begin() + 2, last.end());
+    for (const index_box& slab : box_complement(spatial_out, spatial_first, spatial_last)) {
+        kernels::pool_region r{{}, slab.start, slab.stop};
+        for (std::size_t t = 2; t < rank; ++t)
+            r.offset.push_back(signed_index(plans[t].p) + w_lo[t] - signed_index(plans[t].s * balanced_start(plans[t].m, plans[t].parts, at[t])));
+        rim_.push_back(std::move(r));
+    }
+    planned_ = true;
+    if (direct) {
+        rim_.clear();  // every output is interior
+        return;
+    }
+    rim_reads_ = box_complement(rim_shape_, core_lo, core_hi);
+
+    // The exchange: every peer's piece ∩ my rim buffer comes in, my piece ∩ every peer's
+    // buffer goes out; my own part is copied by gather() (only where the rim slabs read it).
+    std::vector<index_box> buffers(std::size_t(P_x.size())), pieces(std::size_t(P_x.size()));
+    for (std::size_t w = 0; w < buffers.size(); ++w) {
+        const shape_t idx = unravel_index(w, grid);
+        std::vector<signed_index> lo(rank), hi(rank);
+        for (std::size_t t = 0; t < rank; ++t) plans[t].clipped_window(idx[t], lo[t], hi[t]);
+        buffers[w] = box_of(lo, hi);
+        pieces[w] = balanced_box(global_shape, grid, idx);
+    }
+    const index_box& mine = pieces[std::size_t(me)];
+    const index_box& my_buffer = buffers[std::size_t(me)];
+    detail::box_exchange_plan plan;
+    std::size_t sent = 0, received = 0;
+    for (std::size_t w = 0; w < buffers.size(); ++w) {
+        if (int(w) == me) continue;
+        const index_box out = intersect(mine, buffers[w]);
+        if (const std::size_t v = volume(out.extent()); v > 0) {
+            plan.sends.push_back({int(w), {sent}, {v}});
+            sends_.push_back({minus(out.start, mine.start), out.extent(), sent});
+            sent += v;
+        }
+        const index_box in = intersect(pieces[w], my_buffer);
+        if (const std::size_t v = volume(in.extent()); v > 0) {
+            plan.receives.push_back({int(w), {received}, {v}});
+            receives_.push_back({minus(in.start, my_buffer.start), in.extent(), received});
+            received += v;
+        }
+    }
+    plan.source_shape = {sent};
+    plan.dest_shape = {received};
+    send_buffer_.assign(std::max<std::size_t>(sent, 1), T(0));
+    receive_buffer_.assign(std::max<std::size_t>(received, 1), T(0));
+    exchange_ = std::make_unique<detail::box_exchange<T>>(std::move(plan), forward_tag, adjoint_tag);
+    buffer_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
+    gradient_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
 }
 
 template <class T>
@@ -159,36 +318,138 @@ std::string pool_window<T>::shape_problem(const tensor<T>& t, const shape_t& exp
 }
 
 template <class T>
-void pool_window<T>::agree(const std::string& problem) {
-    detail::agree_on_call(*P_x_.comm(), problem, false);
+void pool_window<T>::pack_sends(const T* x) {
+    T* out = send_buffer_.data();
+    for (const auto& box : sends_)
+        detail::for_each_run(piece_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                             [&](std::size_t a, std::size_t b, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) out[box.offset + b + i] = x[a + i];
+                             });
 }
 
 template <class T>
-const tensor<T>& pool_window<T>::gather(const tensor<T>& x, T padding_value) {
-    if (direct_) {
-        agree(shape_problem(x, piece_shape_, "a tensor"));  // worded as the HaloExchange's
-        return x;
-    }
-    try {
-        halo_->forward(x, window_);
-    } catch (const invalid_argument& e) {  // agreed by every worker of P_x
-        throw invalid_argument(name_ + ": " + e.what());
-    }
-    DISTDL_REQUIRE_AS(shape_of(window_) == window_shape_, error,
-                      "internal error: " << name_ << " window " << format_list(shape_of(window_)) << ", planned "
-                                         << format_list(window_shape_));
-    if (has_padding_ && padding_value != T(0))
-        detail::fill_outside_box(window_.data(), window_shape_, inside_start_, inside_extent_, padding_value);
-    return window_;
+void pool_window<T>::unpack_receives() {
+    const T* in = receive_buffer_.data();
+    T* w = buffer_.get();
+    for (const auto& box : receives_)
+        detail::for_each_run(rim_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                             [&](std::size_t a, std::size_t b, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) w[a + i] = in[box.offset + b + i];
+                             });
 }
 
 template <class T>
-void pool_window<T>::scatter(const tensor<T>& dwindow, tensor<T>& dx) {
-    try {
-        halo_->adjoint(dwindow, dx);
-    } catch (const invalid_argument& e) {
-        throw invalid_argument(name_ + ": " + e.what());
+shape_t pool_window<T>::piece_index(const shape_t& rim_index) const {
+    shape_t r(rim_index.size());
+    for (std::size_t t = 0; t < r.size(); ++t) r[t] = std::size_t(std::int64_t(rim_index[t]) + rim_in_piece_[t]);
+    return r;
+}
+
+template <class T>
+void pool_window<T>::gather(const tensor<T>& x) {
+    communicator& comm = *P_x_.comm();
+    if (learn_) {
+        // The shape is learnt: at the first call, and again when any worker's piece changes
+        // (every worker learns that from the call's status, which travels as before).
+        bool relearn = !planned_;
+        if (!relearn) {
+            const bool changed = shape_of(x) != piece_shape_;
+            if (!exchange_) {
+                relearn = detail::agree_on_call(comm, {}, changed);
+            } else {
+                if (!changed) pack_sends(x.data());
+                traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
+                relearn = exchange_->forward(comm, send_buffer_.data(), receive_buffer_.data(), std::string(), changed);
+            }
+            if (!relearn) return copy_own_rim(x);
+        }
+        const std::string problem = pool_agree_on_layout(P_x_, name_, shape_of(x), learnt_shape_);
+        if (!problem.empty()) planned_ = false;
+        DISTDL_REQUIRE(problem.empty(), problem);  // the same on every worker: they judged the same shapes
+        plan(learnt_shape_);
+        if (exchange_) {
+            pack_sends(x.data());
+            traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
+            exchange_->forward(comm, send_buffer_.data(), receive_buffer_.data());
+        }
+        return copy_own_rim(x);
     }
+    const std::string problem = shape_problem(x, piece_shape_, "a tensor");
+    if (!exchange_) {
+        detail::agree_on_call(comm, problem, false);
+        return;
+    }
+    if (problem.empty()) pack_sends(x.data());  // otherwise the peers throw before reading it
+    {
+        traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
+        exchange_->forward(comm, send_buffer_.data(), receive_buffer_.data(), problem, false);  // throws everywhere on a problem
+    }
+    copy_own_rim(x);
+}
+
+template <class T>
+void pool_window<T>::copy_own_rim(const tensor<T>& x) {
+    if (!exchange_) return;
+    unpack_receives();
+    // My own part of what the rim slabs read.
+    const T* in = x.data();
+    T* w = buffer_.get();
+    for (const index_box& b : rim_reads_) {
+        const index_box own = intersect(b, index_box{piece_in_rim_start_, piece_in_rim_stop_});
+        detail::for_each_run(piece_shape_, piece_index(own.start), rim_shape_, own.start, own.extent(),
+                             [&](std::size_t a, std::size_t c, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) w[c + i] = in[a + i];
+                             });
+    }
+}
+
+template <class T>
+T* pool_window<T>::rim_gradient() {
+    T* g = gradient_.get();
+    for (const index_box& b : rim_reads_)
+        detail::for_each_run(rim_shape_, b.start, rim_shape_, b.start, b.extent(),
+                             [&](std::size_t a, std::size_t, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) g[a + i] = T(0);
+                             });
+    return g;
+}
+
+template <class T>
+void pool_window<T>::scatter(const std::string& problem, tensor<T>& dx) {
+    communicator& comm = *P_x_.comm();
+    if (!exchange_) {
+        detail::agree_on_call(comm, problem, false);
+        return;
+    }
+    const T* g = gradient_.get();
+    T* d = dx.data();
+    if (problem.empty()) {
+        // My own part of the rim gradient, then the ghosts packed for their owners.
+        for (const index_box& b : rim_reads_) {
+            const index_box own = intersect(b, index_box{piece_in_rim_start_, piece_in_rim_stop_});
+            detail::for_each_run(rim_shape_, own.start, piece_shape_, piece_index(own.start), own.extent(),
+                                 [&](std::size_t a, std::size_t c, std::size_t run) {
+                                     for (std::size_t i = 0; i < run; ++i) d[c + i] += g[a + i];
+                                 });
+        }
+        T* out = receive_buffer_.data();
+        for (const auto& box : receives_)
+            detail::for_each_run(rim_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                                 [&](std::size_t a, std::size_t b, std::size_t run) {
+                                     for (std::size_t i = 0; i < run; ++i) out[box.offset + b + i] = g[a + i];
+                                 });
+    }
+    {
+        traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");
+        exchange_->reverse(comm, receive_buffer_.data(), send_buffer_.data(), detail::box_op::assign, problem, false);
+    }
+    // The gradients of my piece from the peers' rims, added in peer order (bit-reproducible).
+    const T* in = send_buffer_.data();
+    for (const auto& box : sends_)
+        detail::for_each_run(piece_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
+                             [&](std::size_t a, std::size_t b, std::size_t run) {
+                                 for (std::size_t i = 0; i < run; ++i) d[a + i] += in[box.offset + b + i];
+                             });
 }
 
 template class pool_window<float>;

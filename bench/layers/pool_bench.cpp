@@ -38,6 +38,10 @@ distdl::pool_options options_of(geometry g) {
     if (g == geometry::k2_s2) return {.kernel_size = {2, 2}};
     return {.kernel_size = {3, 3}, .stride = {2, 2}, .padding = {1, 1}};
 }
+distdl::pool_options shaped(distdl::pool_options o) {
+    o.input_shape = x_shape;
+    return o;
+}
 distdl::kernels::pool_geometry kernel_geometry_of(geometry g) {
     const auto o = options_of(g);
     return {o.kernel_size, o.stride, o.padding, {}};
@@ -51,7 +55,8 @@ tensor<float> filled(const shape_t& shape, std::size_t salt) {
     return t;
 }
 
-// The serial step with the kernels the layers use.
+// The serial step with the kernels the layers use (max: the adjoint routes dy to the maxima
+// the forward saved).
 template <kind K, geometry G>
 void pool_serial(benchmark::State& state) {
     const auto g = kernel_geometry_of(G);
@@ -60,9 +65,10 @@ void pool_serial(benchmark::State& state) {
     if constexpr (K == kind::max) {
         const distdl::kernels::max_pool<float> pool(g);
         const tensor<float> dy = filled(pool.output_shape(x_shape), 2);
+        distdl::kernels::pool_argmax argmax;  // the maxima saved by the forward, as the layer does
         for (auto _ : state) {
-            pool.forward(x, y);
-            pool.backward(x, dy, dx);
+            pool.forward(x, y, argmax);
+            pool.backward(argmax, dy, x_shape, dx);
             benchmark::DoNotOptimize(y.data());
             benchmark::DoNotOptimize(dx.data());
         }
@@ -92,9 +98,9 @@ void pool_sim_2x2(benchmark::State& state) {
         const auto P_x = distdl::partition::world(world).create_cartesian_topology_partition({1, 1, 2, 2});
         auto self = std::make_shared<worker>();
         if constexpr (K == kind::max)
-            self->layer = std::make_unique<distdl::distributed_max_pool<float>>(P_x, x_shape, options_of(G));
+            self->layer = std::make_unique<distdl::distributed_max_pool<float>>(P_x, shaped(options_of(G)));
         else
-            self->layer = std::make_unique<distdl::distributed_avg_pool<float>>(P_x, x_shape, options_of(G));
+            self->layer = std::make_unique<distdl::distributed_avg_pool<float>>(P_x, shaped(options_of(G)));
         const shape_t piece{8, 16, 128, 128};
         self->x = filled(piece, std::size_t(world->rank()));
         std::uint64_t& my_halo = halo[static_cast<std::size_t>(world->rank())];

@@ -5,6 +5,7 @@
 #include "layers/pool_avg.hpp"
 #include "layers/pool_max.hpp"
 #include "tests/layers/pool_test_util.hpp"
+#include "verify/random.hpp"
 
 namespace {
 
@@ -18,6 +19,7 @@ using distdl::testing::inf;
 using distdl::testing::make_partition;
 using distdl::testing::mine;
 using distdl::testing::row;
+using distdl::testing::shaped;
 
 // ---------------------------------------------------------------- worked by hand
 
@@ -28,7 +30,7 @@ template <class T>
 void check_max_boundary(const std::shared_ptr<distdl::communicator>& world) {
     const std::vector<int> workers = {2, 0, 1};  // reordered on purpose
     const auto P_x = make_partition(world, workers, {1, 1, 3});
-    distributed_max_pool<T> layer(P_x, {1, 1, 6}, pool_options{.kernel_size = {2}, .stride = {1}, .padding = {1}});
+    distributed_max_pool<T> layer(P_x, shaped({1, 1, 6}, pool_options{.kernel_size = {2}, .stride = {1}, .padding = {1}}));
     const tensor<T> x = mine<T>(world, workers, {row<T>({-3, -1}), row<T>({-2, -5}), row<T>({-4, -6})});
     tensor<T> y = layer.forward(x);
     expect_pieces<T>(world, workers, y, {row<T>({-3, -1, -1}), row<T>({-2, -4}), row<T>({-4, -6})}, true, "max forward");
@@ -44,7 +46,7 @@ template <class T>
 void check_max_tie_across_halo(const std::shared_ptr<distdl::communicator>& world) {
     const std::vector<int> workers = {0, 1};
     const auto P_x = make_partition(world, workers, {1, 1, 2});
-    distributed_max_pool<T> layer(P_x, {1, 1, 4}, pool_options{.kernel_size = {2}, .stride = {1}});
+    distributed_max_pool<T> layer(P_x, shaped({1, 1, 4}, pool_options{.kernel_size = {2}, .stride = {1}}));
     const tensor<T> x = mine<T>(world, workers, {row<T>({1, 1}), row<T>({1, 1})});
     const tensor<T> y = layer.forward(x);
     expect_pieces<T>(world, workers, y, {row<T>({1, 1}), row<T>({1})}, true, "tie forward");
@@ -58,7 +60,7 @@ template <class T>
 void check_max_padding_only_window(const std::shared_ptr<distdl::communicator>& world) {
     const std::vector<int> workers = {0, 1};
     const auto P_x = make_partition(world, workers, {1, 1, 2});
-    distributed_max_pool<T> layer(P_x, {1, 1, 2}, pool_options{.kernel_size = {2}, .stride = {1}, .padding = {2}});
+    distributed_max_pool<T> layer(P_x, shaped({1, 1, 2}, pool_options{.kernel_size = {2}, .stride = {1}, .padding = {2}}));
     const tensor<T> y = layer.forward(mine<T>(world, workers, {row<T>({2}), row<T>({4})}));
     expect_pieces<T>(world, workers, y, {row<T>({-inf, 2, 4}), row<T>({4, -inf})}, true, "padding-only forward");
     const tensor<T> dx = layer.adjoint(mine<T>(world, workers, {row<T>({1, 2, 4}), row<T>({8, 16})}));
@@ -71,7 +73,7 @@ template <class T>
 void check_avg_boundary(const std::shared_ptr<distdl::communicator>& world) {
     const std::vector<int> workers = {0, 1, 2};
     const auto P_x = make_partition(world, workers, {1, 1, 3});
-    distributed_avg_pool<T> layer(P_x, {1, 1, 6}, pool_options{.kernel_size = {3}, .stride = {1}, .padding = {1}});
+    distributed_avg_pool<T> layer(P_x, shaped({1, 1, 6}, pool_options{.kernel_size = {3}, .stride = {1}, .padding = {1}}));
     const tensor<T> y = layer.forward(mine<T>(world, workers, {row<T>({1, 2}), row<T>({3, 4}), row<T>({5, 6})}));
     expect_pieces<T>(world, workers, y, {row<T>({1, 2}), row<T>({3, 4}), row<T>({5, 11.0 / 3})}, false, "avg forward");
     // dy = 3 everywhere: each input gets 1 per window that covers it (x0 and x5: 2, others 3).
@@ -99,21 +101,21 @@ DISTDL_CHECK(pool_worked_by_hand_float, world_size == 3 || world_size == 7) {
 DISTDL_CHECK(pool_refuses_bad_configurations, world_size >= 2) {
     const auto P_x = make_partition(world, {0, 1}, {1, 1, 2});
     const auto P_x2d = make_partition(world, {0, 1}, {1, 2});
-    DCHECK_THROWS(distributed_max_pool<double>(P_x, {1, 1, 4}, {.kernel_size = {7}, .padding = {1}}),
+    DCHECK_THROWS(distributed_max_pool<double>(P_x, shaped({1, 1, 4}, {.kernel_size = {7}, .padding = {1}})),
                   distdl::invalid_argument, "MaxPool1d: kernel 7 (dilation 1, extent 7) does not fit in spatial dimension 0");
-    DCHECK_THROWS(distributed_avg_pool<double>(P_x, {1, 1, 8}, {.kernel_size = {2}, .dilation = {2}}),
+    DCHECK_THROWS(distributed_avg_pool<double>(P_x, shaped({1, 1, 8}, {.kernel_size = {2}, .dilation = {2}})),
                   distdl::invalid_argument, "AvgPool1d: dilation [2] given, expected 1");
-    DCHECK_THROWS(distributed_max_pool<float>(P_x2d, {1, 1, 8}, {.kernel_size = {2}}), distdl::partition_error,
+    DCHECK_THROWS(distributed_max_pool<float>(P_x2d, shaped({1, 1, 8}, {.kernel_size = {2}})), distdl::partition_error,
                   "MaxPool1d: P_x shape [1,2] has 2 dimensions, expected 3");
-    DCHECK_THROWS(distributed_max_pool<double>(P_x, {1, 1, 8}, {.kernel_size = {2, 2}}), distdl::invalid_argument,
+    DCHECK_THROWS(distributed_max_pool<double>(P_x, shaped({1, 1, 8}, {.kernel_size = {2, 2}})), distdl::invalid_argument,
                   "MaxPool1d: kernel_size [2,2] has 2 entries, expected 1 or 1");
-    DCHECK_THROWS(distributed_avg_pool<double>(P_x, {1, 1, 8}, {.kernel_size = {2}, .spatial_dims = 2}),
+    DCHECK_THROWS(distributed_avg_pool<double>(P_x, shaped({1, 1, 8}, {.kernel_size = {2}, .spatial_dims = 2})),
                   distdl::invalid_argument, "AvgPool2d: global input shape [1,1,8] must be N");
-    DCHECK_THROWS(distributed_max_pool<double>(P_x, {1, 1, 8}, {}), distdl::invalid_argument,
+    DCHECK_THROWS(distributed_max_pool<double>(P_x, shaped({1, 1, 8}, {})), distdl::invalid_argument,
                   "MaxPool1d: kernel_size is required");
     // Different arguments on different workers: refused on all of them, nobody waits.
-    DCHECK_THROWS(distributed_max_pool<double>(P_x, {1, 1, world->rank() == 1 ? 9u : 8u}, {.kernel_size = {2}}),
-                  distdl::invalid_argument, "global_shape");
+    DCHECK_THROWS(distributed_max_pool<double>(P_x, shaped({1, 1, world->rank() == 1 ? 9u : 8u}, {.kernel_size = {2}})),
+                  distdl::invalid_argument, "input_shape");
 }
 
 // A piece of the wrong shape on one worker is refused on every worker of P_x, in both modes
@@ -127,7 +129,7 @@ DISTDL_CHECK(pool_refuses_bad_pieces_everywhere, world_size >= 3) {
         // Direct: kernel 2 = stride on pieces of 4 (nothing moves); otherwise kernel 3, padding 1.
         const pool_options options = direct ? pool_options{.kernel_size = {2}}
                                             : pool_options{.kernel_size = {3}, .stride = {1}, .padding = {1}};
-        distributed_max_pool<double> layer(P_x, {1, 2, 12}, options);
+        distributed_max_pool<double> layer(P_x, shaped({1, 2, 12}, options));
         auto piece = [&](std::size_t length) {
             return in ? tensor<double>(xt::ones<double>(shape_t{1, 2, length})) : distdl::zero_volume<double>();
         };
@@ -146,5 +148,69 @@ DISTDL_CHECK(pool_refuses_bad_pieces_everywhere, world_size >= 3) {
                           "worker 2 of P_x shape [1,1,3] expects an output gradient of shape");
         const tensor<double> dx = layer.adjoint(in ? piece(direct ? 2 : 4) : distdl::zero_volume<double>());
         DCHECK_EQ(distdl::shape_of(dx), in ? (shape_t{1, 2, 4}) : (shape_t{0}));
+    }
+}
+
+// Without input_shape the layer learns the global shape from the pieces at the first forward
+// (and again when they change): the same bits as a layer given the shape, in both modes and
+// through a change of shape; the adjoint before any forward is refused.
+template <class T, template <class> class Layer>
+void check_learnt_shape(const std::shared_ptr<distdl::communicator>& world, const pool_options& options) {
+    const std::vector<int> workers = {3, 1, 0, 2};
+    const shape_t grid{1, 1, 2, 2};
+    const auto P_x = make_partition(world, workers, grid);
+    Layer<T> learnt(P_x, options);
+    const bool in = world->rank() < 4;
+    if (in)
+        DCHECK_THROWS(learnt.adjoint(distdl::zero_volume<T>()), distdl::invalid_argument, "adjoint() needs");
+    for (const shape_t& global : {shape_t{2, 3, 9, 7}, shape_t{2, 3, 9, 7}, shape_t{1, 2, 6, 10}}) {
+        Layer<T> given(P_x, shaped(global, options));
+        const auto split = [&](const tensor<T>& t) {
+            return distdl::verify::runners::split_pieces(t, grid, distdl::verify::input_split::balanced);
+        };
+        const tensor<T> x = mine(world, workers, split(distdl::verify::random_tensor<T>(global, 5)));
+        const tensor<T> y = given.forward(x), y_learnt = learnt.forward(x);
+        DCHECK(distdl::testing::same_bits(y_learnt, y));
+        const tensor<T> dy_here = in ? distdl::verify::random_tensor<T>(distdl::shape_of(y), 7 + std::uint64_t(world->rank()))
+                                     : distdl::zero_volume<T>();
+        DCHECK(distdl::testing::same_bits(learnt.adjoint(dy_here), given.adjoint(dy_here)));
+    }
+}
+
+DISTDL_CHECK(pool_learns_the_input_shape, world_size >= 4) {
+    const pool_options halo{.kernel_size = {3}, .stride = {2}, .padding = {1}};
+    const pool_options direct{.kernel_size = {1}};
+    check_learnt_shape<double, distributed_max_pool>(world, halo);
+    check_learnt_shape<double, distributed_avg_pool>(world, halo);
+    check_learnt_shape<float, distributed_max_pool>(world, direct);
+    check_learnt_shape<float, distributed_avg_pool>(world, direct);
+}
+
+// Pieces that are not the balanced split of one global shape are refused on every worker of
+// P_x (they all judge the same gathered shapes); the layer then learns the next good pieces.
+DISTDL_CHECK(pool_refuses_pieces_of_no_balanced_split, world_size >= 3) {
+    const std::vector<int> workers = {0, 1, 2};
+    const auto P_x = make_partition(world, workers, {1, 1, 3});
+    const bool in = world->rank() < 3;
+    for (const bool direct : {false, true}) {
+        distributed_avg_pool<double> layer(P_x, direct ? pool_options{.kernel_size = {1}}
+                                                       : pool_options{.kernel_size = {3}, .stride = {1}, .padding = {1}});
+        auto piece = [&](std::size_t length, std::size_t channels = 2) {
+            return in ? tensor<double>(xt::ones<double>(shape_t{1, channels, length})) : distdl::zero_volume<double>();
+        };
+        if (in) {
+            // [4, 5, 4]: 13 would split as [5, 4, 4].
+            DCHECK_THROWS(layer.forward(world->rank() == 1 ? piece(5) : piece(4)), distdl::invalid_argument,
+                          "AvgPool1d: x on P_x worker 0 (world rank 0) has shape [1,2,4], but the pieces along dimension 2 "
+                          "are not the balanced split of 13 over 3 (expected extent 5)");
+            DCHECK_THROWS(layer.forward(piece(4, world->rank() == 2 ? 3 : 2)), distdl::invalid_argument,
+                          "has shape [1,3,4], but the pieces along dimension 1");
+            DCHECK_THROWS(layer.forward(world->rank() == 0 ? tensor<double>(xt::ones<double>(shape_t{2, 4})) : piece(4)),
+                          distdl::invalid_argument, "has shape [2,4], expected 3 dimensions");
+        }
+        const tensor<double> y = layer.forward(piece(4));
+        DCHECK_EQ(distdl::shape_of(y), in ? (shape_t{1, 2, 4}) : (shape_t{0}));
+        const tensor<double> y2 = layer.forward(piece(in && world->rank() == 0 ? 3 : 2));  // a new shape: [3, 2, 2]
+        DCHECK_EQ(distdl::shape_of(y2), in ? (shape_t{1, 2, world->rank() == 0 ? 3u : 2u}) : (shape_t{0}));
     }
 }

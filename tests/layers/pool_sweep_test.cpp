@@ -106,11 +106,11 @@ tensor<T> sweep_input(const sweep_case& c, std::uint64_t seed) {
 template <class T>
 void run_sweep_case(const std::shared_ptr<distdl::communicator>& world, const sweep_case& c, std::uint64_t seed) {
     const auto P_x = make_partition(world, c.workers, c.P_x);
-    const pool_options options{.kernel_size = c.k, .stride = c.s, .padding = c.p, .dilation = c.d};
+    const pool_options options{.kernel_size = c.k, .stride = c.s, .padding = c.p, .dilation = c.d, .input_shape = c.x};
     const distdl::ref::pool_geometry g{c.k, c.s, c.p, c.d};
     std::unique_ptr<distdl::module<T>> layer;
-    if (c.max) layer = std::make_unique<distributed_max_pool<T>>(P_x, c.x, options);
-    else layer = std::make_unique<distributed_avg_pool<T>>(P_x, c.x, options);
+    if (c.max) layer = std::make_unique<distributed_max_pool<T>>(P_x, options);
+    else layer = std::make_unique<distributed_avg_pool<T>>(P_x, options);
     const auto split = [&](const tensor<T>& global) {
         return distdl::verify::runners::split_pieces(global, c.P_x, distdl::verify::input_split::balanced);
     };

@@ -6,12 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "layers/pool_options.hpp"
 #include "tests/layers/layer_test_util.hpp"
 #include "verify/runners/pieces.hpp"
 
 namespace distdl::testing {
 
 constexpr double inf = std::numeric_limits<double>::infinity();
+
+// `options` with the global input shape given (planned at construction).
+inline pool_options shaped(shape_t input_shape, pool_options options) {
+    options.input_shape = std::move(input_shape);
+    return options;
+}
 
 // A 1 × 1 × L tensor of the given values.
 template <class T>

@@ -46,13 +46,13 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     c.geometry = {option_or_empty(spec, "kernel_size", dims), option_or_empty(spec, "stride", dims),
                   option_or_empty(spec, "padding", dims), option_or_empty(spec, "dilation", dims)};
     const pool_options options{c.geometry.kernel_size, c.geometry.stride, c.geometry.padding, c.geometry.dilation,
-                               spatial_dims};
+                               c.x_shape, spatial_dims};
 
     case_problem<T> problem;
     if constexpr (kind == pool_kind::max)
-        problem.layer = std::make_unique<distributed_max_pool<T>>(world.get("P_x"), c.x_shape, options);
+        problem.layer = std::make_unique<distributed_max_pool<T>>(world.get("P_x"), options);
     else
-        problem.layer = std::make_unique<distributed_avg_pool<T>>(world.get("P_x"), c.x_shape, options);
+        problem.layer = std::make_unique<distributed_avg_pool<T>>(world.get("P_x"), options);
 
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     // The point of the last reference forward: max pooling's adjoint depends on it.

@@ -1,0 +1,57 @@
+#pragma once
+// The pooling layers' layout agreement when the input shape is not given (pool_options::
+// input_shape absent): every worker of P_x shares its piece's shape (one all-gather) and every
+// worker judges all of them alike, so a bad piece is refused on every worker with the same text.
+// The pieces must be the balanced split (DESIGN §3) of one global shape along every dimension.
+#include <array>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "core/decomposition.hpp"
+#include "core/partition.hpp"
+#include "core/tensor.hpp"
+
+namespace distdl {
+
+// Returns the problem (empty: none); on success `global` is the global input shape.
+inline std::string pool_agree_on_layout(const cartesian_partition& P_x, const std::string& name, const shape_t& piece,
+                                        shape_t& global) {
+    constexpr std::size_t words = 6;  // the rank, then up to 5 extents
+    std::array<std::uint64_t, words> mine{};
+    mine[0] = piece.size();
+    for (std::size_t t = 0; t < piece.size() && t + 1 < words; ++t) mine[t + 1] = piece[t];
+    const auto all = P_x.allgather_data(mine);
+    const shape_t& grid = P_x.shape();
+    const std::size_t rank = grid.size();
+    const auto extent = [&](std::size_t w, std::size_t t) { return std::size_t(all[w][t + 1]); };
+    const auto worker = [&](std::size_t w) {
+        std::ostringstream out;
+        out << name << ": x on P_x worker " << w << " (world rank " << P_x.members()[w] << ") has shape ";
+        if (all[w][0] + 1 > words) out << "of rank " << all[w][0];
+        else out << format_list(std::vector<std::uint64_t>(all[w].begin() + 1, all[w].begin() + 1 + std::ptrdiff_t(all[w][0])));
+        return out.str();
+    };
+    for (std::size_t w = 0; w < all.size(); ++w)
+        if (all[w][0] != rank)
+            return worker(w) + ", expected " + std::to_string(rank) + " dimensions (N × C × " + std::to_string(rank - 2) +
+                   " spatial extents, as P_x " + format_list(grid) + ")";
+    global.assign(rank, 0);
+    for (std::size_t t = 0; t < rank; ++t) {
+        for (std::size_t i = 0; i < grid[t]; ++i) {  // the pieces along dimension t add up to its length
+            shape_t at(rank, 0);
+            at[t] = i;
+            global[t] += extent(ravel_index(at, grid), t);
+        }
+        for (std::size_t w = 0; w < all.size(); ++w) {
+            const std::size_t want = balanced_size(global[t], grid[t], unravel_index(w, grid)[t]);
+            if (extent(w, t) != want)
+                return worker(w) + ", but the pieces along dimension " + std::to_string(t) +
+                       " are not the balanced split of " + std::to_string(global[t]) + " over " +
+                       std::to_string(grid[t]) + " (expected extent " + std::to_string(want) + ")";
+        }
+    }
+    return {};
+}
+
+}  // namespace distdl
