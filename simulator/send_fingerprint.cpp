@@ -24,9 +24,18 @@ std::uint64_t load_word(const unsigned char* p) {
 
 constexpr std::uint64_t golden = 0x9e3779b97f4a7c15ULL;
 
+// A bijective 64-bit mix (splitmix64's finalizer).
+std::uint64_t mix(std::uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// Each lane is mixed before the next joins: CRC is linear, so lanes merely XORed together
+// would not see a word moved from one stream to another.
 std::uint64_t finish(const fingerprint_state& s, std::size_t bytes) {
-    std::uint64_t out = s.lane[0] ^ bytes;
-    for (int i = 1; i < 4; ++i) out = (out ^ s.lane[i]) * golden ^ ((out ^ s.lane[i]) >> 31);
+    std::uint64_t out = mix(s.lane[0] ^ bytes);
+    for (int i = 1; i < 4; ++i) out = mix(out ^ s.lane[i]);
     return out;
 }
 
