@@ -30,7 +30,9 @@ TEST(sim_send_fingerprint, copying_gives_the_same_fingerprint_and_an_exact_copy_
         const auto src = random_bytes(n, static_cast<unsigned>(n));
         std::vector<unsigned char> dst(n + 1, 0xAB);
         EXPECT_EQ(sim::copy_with_fingerprint(dst.data(), src.data(), n), sim::fingerprint(src.data(), n)) << n;
-        if (n > 0) EXPECT_EQ(std::memcmp(dst.data(), src.data(), n), 0) << n;
+        if (n > 0) {
+            EXPECT_EQ(std::memcmp(dst.data(), src.data(), n), 0) << n;
+        }
         EXPECT_EQ(dst[n], 0xAB) << "wrote past the end, length " << n;
     }
 }
