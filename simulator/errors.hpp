@@ -35,8 +35,8 @@ class message_mismatch : public error {
 };
 
 // A rank changed the buffer of an isend before the send completed (wait_all): under MPI the
-// receiver may get the old data, the new data or a mixture. Found by a checksum of the user's
-// buffer taken at isend and compared at the wait.
+// receiver may get the old data, the new data or a mixture. Found by a fingerprint of the user's
+// buffer taken at isend and compared at the wait (simulator/send_fingerprint.hpp).
 class send_buffer_modified : public error {
   public:
     using error::error;

@@ -6,42 +6,12 @@
 #include <sstream>
 
 #include "simulator/errors.hpp"
+#include "simulator/send_fingerprint.hpp"
 #include "simulator/summary.hpp"
 
 namespace distdl::sim {
 
 namespace {
-
-// A checksum of a buffer's bytes: taken at isend, compared at the wait, so a send buffer
-// changed in between is caught (the simulator copied it at isend, MPI might not have).
-std::uint64_t checksum(const void* buf, std::size_t bytes) {
-    // Four independent lanes over 32-byte blocks, so the multiplications overlap and the pass
-    // runs near memory speed; each lane is a bijection of its words, so any change is caught
-    // unless lanes collide (2^-64).
-    const auto* p = static_cast<const unsigned char*>(buf);
-    constexpr std::uint64_t k = 0x9e3779b97f4a7c15ULL;
-    std::uint64_t h[4] = {0x243f6a8885a308d3ULL ^ bytes, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL,
-                          0x082efa98ec4e6c89ULL};
-    std::size_t i = 0;
-    for (; i + 32 <= bytes; i += 32) {
-        for (int lane = 0; lane < 4; ++lane) {
-            std::uint64_t word;
-            std::memcpy(&word, p + i + 8 * static_cast<std::size_t>(lane), 8);
-            h[lane] = (h[lane] ^ word) * k;
-            h[lane] ^= h[lane] >> 29;
-        }
-    }
-    for (; i + 8 <= bytes; i += 8) {
-        std::uint64_t word;
-        std::memcpy(&word, p + i, 8);
-        h[0] = (h[0] ^ word) * k;
-        h[0] ^= h[0] >> 29;
-    }
-    for (; i < bytes; ++i) h[1] = (h[1] ^ p[i]) * 0x100000001b3ULL;
-    std::uint64_t out = h[0];
-    for (int lane = 1; lane < 4; ++lane) out = (out ^ h[lane]) * k ^ ((out ^ h[lane]) >> 31);
-    return out;
-}
 
 // Every request of the simulator: knows its world, and reports itself at the end of the world
 // if it is destroyed without having been waited on.
@@ -81,19 +51,19 @@ class sim_request : public request_state {
     bool waited_ = false;
 };
 
-// Sends are buffered: the data is on its way once they exist. The wait checks that the
-// caller's buffer was left alone meanwhile.
+// Sends are buffered: the data is on its way once they exist. `copied` is the fingerprint of
+// the buffer taken while isend copied it; the wait checks that the buffer still has it.
 class send_request final : public sim_request {
   public:
     send_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank, int dest, int tag,
-                 const void* buf, std::size_t count, dtype type)
+                 const void* buf, std::size_t count, dtype type, std::uint64_t copied)
         : sim_request(std::move(owner), std::move(context), rank), dest_(dest), tag_(tag), buf_(buf), count_(count),
-          type_(type), checksum_(checksum(buf, count * size_of(type))) {}
+          type_(type), fingerprint_(copied) {}
     ~send_request() override { report_if_unwaited(); }
 
     // Throws sim::send_buffer_modified if the buffer changed since isend.
     void verify_buffer() const {
-        if (checksum(buf_, count_ * size_of(type_)) == checksum_) return;
+        if (fingerprint(buf_, count_ * size_of(type_)) == fingerprint_) return;
         throw send_buffer_modified("sim: " + who(*context_, rank_) + " modified the buffer of its isend (" +
                                    describe() + ") before the send completed in wait_all; under MPI the receiver " +
                                    "could get the old data, the new data or a mixture");
@@ -109,7 +79,7 @@ class send_request final : public sim_request {
     const void* buf_;
     std::size_t count_;
     dtype type_;
-    std::uint64_t checksum_;
+    std::uint64_t fingerprint_;
 };
 
 class recv_request final : public sim_request {
@@ -212,7 +182,6 @@ void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const
 
 request sim_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
     const std::size_t bytes = count * size_of(type);
-    auto sent = std::make_unique<send_request>(world_, context_, rank_, dest, tag, buf, count, type);
     auto held = world_->lock();
     world_->throw_if_aborted();
     const int dest_world = context_->members[static_cast<std::size_t>(dest)];
@@ -236,16 +205,17 @@ request sim_communicator::do_isend(const void* buf, std::size_t count, dtype typ
     }
     message& queued = ch.pending.emplace(number, std::move(m)).first->second;
     world_->request_created();
+    std::uint64_t copied = fingerprint(buf, 0);
     if (bytes > 0) {
         held.unlock();
-        std::memcpy(to, buf, bytes);
+        copied = copy_with_fingerprint(to, buf, bytes);
         held.lock();
     }
     queued.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
     const bool wake = world_->mark_woken(dest_world);
     held.unlock();
     if (wake) world_->signal(dest_world);
-    return sent;
+    return std::make_unique<send_request>(world_, context_, rank_, dest, tag, buf, count, type, copied);
 }
 
 request sim_communicator::do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) {

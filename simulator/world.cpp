@@ -1,6 +1,9 @@
 #include "simulator/world.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "simulator/context.hpp"
 #include "simulator/errors.hpp"
@@ -8,7 +11,21 @@
 
 namespace distdl::sim {
 
-world::world(int nranks) : ranks_(static_cast<std::size_t>(nranks)), running_(nranks) {}
+namespace {
+
+// How many ranks may spin at once (world::spin_for_wake). In a world of a few ranks per core
+// all of them: a yielding spinner gives the core to any rank with work. In a larger world
+// one per core, so that most cores' time goes to ranks with work.
+int spin_limit(int nranks) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return nranks <= 8 * cores ? nranks : cores;
+}
+
+}  // namespace
+
+world::world(int nranks)
+    : ranks_(static_cast<std::size_t>(nranks)), running_(nranks),
+      spin_limit_(spin_limit(nranks)) {}
 
 void world::throw_if_aborted() const {
     if (ended_)
@@ -27,6 +44,7 @@ bool world::mark_woken(int world_rank) {
     if (r.blocked) {
         if (r.woken) return false;  // already signalled
         r.woken = true;
+        r.woken_hint.store(true, std::memory_order_release);
         ++running_;
     }
     return true;  // a rank not counted as blocked may be in wait_for_peers
@@ -43,8 +61,10 @@ void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const
     ++blocked_;
     for (;;) {
         me.woken = false;
+        me.woken_hint.store(false, std::memory_order_relaxed);
         --running_;
         check_deadlock_locked();
+        if (!me.woken && !aborted_) spin_for_wake(lock, me);
         while (!me.woken && !aborted_) me.wake.wait(lock);
         if (aborted_ || ready()) break;
         // Notified for something else: block again.
@@ -62,6 +82,22 @@ void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const
     // threads would share it between them).
     if (deadlocked_) throw deadlock(abort_reason_);
     throw aborted("sim: the world was aborted while this rank waited: " + abort_reason_);
+}
+
+void world::spin_for_wake(std::unique_lock<std::mutex>& lock, rank_state& me) {
+    // Long enough for a peer to finish a small message or collective step, short enough that
+    // a rank waiting on a long computation soon sleeps.
+    constexpr auto spin_time = std::chrono::microseconds(100);
+    if (spinning_.fetch_add(1, std::memory_order_relaxed) >= spin_limit_) {
+        spinning_.fetch_sub(1, std::memory_order_relaxed);
+        return;
+    }
+    lock.unlock();
+    const auto until = std::chrono::steady_clock::now() + spin_time;
+    while (!me.woken_hint.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+    spinning_.fetch_sub(1, std::memory_order_relaxed);
+    lock.lock();
 }
 
 void world::wait_for_peers(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready) {
