@@ -57,6 +57,9 @@ class convolution {
     void forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y);
     void backward_data(const tensor<T>& dy, const tensor<T>& w, const shape_t& x_shape, tensor<T>& dx);
     void backward_weights(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db);
+    // Both backward passes at once (the same bits as backward_data + backward_weights). When x is
+    // the very tensor of this object's last forward, that forward's converted copy of x is reused
+    // (recognised by address): x must not have been modified since that forward.
     void backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
                   tensor<T>* db);
 
