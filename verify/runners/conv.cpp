@@ -122,10 +122,7 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     problem.input = [c, idle](std::uint64_t seed) {
         const tensor<T> global = random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0));
-        // Mismatched ranks must be refused by the layer: hand out the whole tensor then.
-        const auto pieces = c.P_x_shape.size() == c.x_shape.size()
-                                ? runners::split_pieces(global, c.P_x_shape, input_split::balanced)
-                                : std::vector<tensor<T>>(c.x_workers.size(), global);
+        const auto pieces = runners::split_or_whole(global, c.P_x_shape, input_split::balanced, c.x_workers.size());
         return place<T>(pieces, c.x_workers, c.world_size, idle);
     };
     problem.forward = [c, model, idle](const std::vector<tensor<T>>& x) {

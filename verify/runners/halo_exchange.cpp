@@ -39,10 +39,7 @@ case_problem<T> make_halo_exchange(const case_spec& spec, const case_world& worl
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     problem.input = [h, idle](std::uint64_t seed) {
         const tensor<T> global = random_tensor<T>(h.x_shape, derive_seed(seed, input_data, 0));
-        // Mismatched ranks must be refused by the layer: hand out the whole tensor then.
-        const auto pieces = h.P_x_shape.size() == h.x_shape.size()
-                                ? runners::split_pieces(global, h.P_x_shape, input_split::balanced)
-                                : std::vector<tensor<T>>(h.workers.size(), global);
+        const auto pieces = runners::split_or_whole(global, h.P_x_shape, input_split::balanced, h.workers.size());
         return place<T>(pieces, h.workers, h.world_size, idle);
     };
     problem.forward = [h, idle](const std::vector<tensor<T>>& x) {

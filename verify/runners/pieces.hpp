@@ -98,6 +98,16 @@ std::vector<tensor<T>> random_on(const std::vector<int>& workers, const shape_t&
     return out;
 }
 
+// Pieces of `global` over a partition of shape `parts` with `workers` members; when the
+// partition's rank differs from the tensor's (a case the layer must refuse), every worker gets
+// the whole tensor, so that the layer, not the harness, decides.
+template <class T>
+std::vector<tensor<T>> split_or_whole(const tensor<T>& global, const shape_t& parts, input_split kind,
+                                      std::size_t workers) {
+    if (parts.size() == global.dimension()) return split_pieces(global, parts, kind);
+    return std::vector<tensor<T>>(workers, global);
+}
+
 // Places partition-ordered pieces at their world ranks; `elsewhere(w)` for the other ranks.
 template <class T>
 std::vector<tensor<T>> place(const std::vector<tensor<T>>& pieces, const std::vector<int>& workers, int world_size,

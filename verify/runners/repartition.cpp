@@ -49,11 +49,7 @@ case_problem<T> make_repartition(const case_spec& spec, const case_world& world)
                                                       repartition_options{.preserve_batch = l.preserve_batch});
     problem.input = [l](std::uint64_t seed) {
         const tensor<T> global = random_tensor<T>(l.x_shape, derive_seed(seed, input_data, 0));
-        // A case whose P_x does not match the tensor rank must be refused by the layer; give
-        // every P_x worker the whole tensor so that the layer, not the harness, decides.
-        const auto pieces = l.P_x_shape.size() == l.x_shape.size()
-                                ? runners::split_pieces(global, l.P_x_shape, l.kind)
-                                : std::vector<tensor<T>>(l.x_workers->size(), global);
+        const auto pieces = runners::split_or_whole(global, l.P_x_shape, l.kind, l.x_workers->size());
         return place<T>(pieces, *l.x_workers, l.world_size, [](std::size_t) { return runners::no_piece<T>(); });
     };
     problem.forward = [l](const std::vector<tensor<T>>& x) {
