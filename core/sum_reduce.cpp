@@ -43,6 +43,14 @@ void sum_reduce<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
                      state_->adjoint_scratch);
 }
 
+template <class T>
+bool sum_reduce<T>::adjoint_unless_own(const tensor<T>& dy, tensor<T>& dx) {
+    traffic_scope scope(state_->world->traffic(), "sum_reduce");
+    const auto& t = state_->teams;
+    return detail::copy_out(t.recv, t.send, !t.send_first, dy, dx, state_->options.preserve_batch, "SumReduce",
+                            state_->adjoint_scratch, false);
+}
+
 template class sum_reduce<float>;
 template class sum_reduce<double>;
 

@@ -15,6 +15,11 @@ class sum_reduce : public module<T> {
   public:
     sum_reduce(const cartesian_partition& P_x, const cartesian_partition& P_y, sum_reduce_options options = {});
     ~sum_reduce() override;
+
+    // adjoint(dy, dx) without the one copy it can skip: on a worker whose dx would be a copy of
+    // its own dy (the P_y worker that is also its team's P_x worker), dx is left untouched and
+    // false is returned — that worker's result is dy itself. Elsewhere dx is written, true.
+    bool adjoint_unless_own(const tensor<T>& dy, tensor<T>& dx);
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override;
     void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;

@@ -113,7 +113,7 @@ struct general_conv<T>::state {
     shape_t empty_batch_window() const;
     shape_t local_output_shape(const tensor<T>& xin) const;
     void local_forward(const tensor<T>& xin, tensor<T>& out);
-    void local_backward(const tensor<T>& xin, const tensor<T>& dy);
+    void local_backward(const tensor<T>& xin, const tensor<T>& dy, tensor<T>& dx_out);
     void pack(const tensor<T>& a, const tensor<T>* b);
     void unpack(const tensor<T>& flat, tensor<T>& a, tensor<T>* b) const;
 };
@@ -429,19 +429,19 @@ void general_conv<T>::state::local_forward(const tensor<T>& xin, tensor<T>& out)
     kernel->forward(xin, w, b, out);
 }
 
-// dx_partial (overwritten) and dw_partial, db_partial (overwritten) for window `xin`.
+// dx_out (overwritten) and dw_partial, db_partial (overwritten) for window `xin`.
 template <class T>
-void general_conv<T>::state::local_backward(const tensor<T>& xin, const tensor<T>& dy) {
+void general_conv<T>::state::local_backward(const tensor<T>& xin, const tensor<T>& dy, tensor<T>& dx_out) {
     dw_partial.fill(T(0));
     db_partial.fill(T(0));
     if (dy.size() == 0) {  // nothing reaches y: no gradient
-        detail::prepare_output(dx_partial, shape_of(xin));
-        dx_partial.fill(T(0));
+        detail::prepare_output(dx_out, shape_of(xin));
+        dx_out.fill(T(0));
         return;
     }
     const tensor<T>& w = param_identity ? weight.value : w_use;
     // xin is the window of the last forward, untouched since: the kernel reuses its converted copy.
-    kernel->backward(xin, dy, w, dx_partial, dw_partial, uses_bias ? &db_partial : nullptr);
+    kernel->backward(xin, dy, w, dx_out, dw_partial, uses_bias ? &db_partial : nullptr);
 }
 
 template <class T>
@@ -622,12 +622,13 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
         sent = refusal.empty() ? &dy : &st.marker;
     }
 
-    // dy along P_ci.
+    // dy along P_ci (a worker that holds dy itself uses it in place: no copy).
     const tensor<T>* dyp = sent;
-    if (st.reduce_y) {
-        st.reduce_y->adjoint(*sent, st.dy_piece);
-        dyp = &st.dy_piece;
-    }
+    if (st.reduce_y && st.reduce_y->adjoint_unless_own(*sent, st.dy_piece)) dyp = &st.dy_piece;
+
+    // Without a halo the window gradient is the piece's: it goes straight into dx (no copy, and
+    // the caller's buffer is reused from call to call).
+    const bool window_is_dx = !st.any_halo && st.P_x.active();
 
     // Local backward.
     bool upstream_refused = false;
@@ -637,22 +638,22 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             upstream_refused = true;
             dx_contribution = &st.marker;
         } else {
-            st.local_backward(st.share_x ? st.x_piece : st.x_hat, *dyp);
-            dx_contribution = &st.dx_partial;
+            dx_contribution = window_is_dx && !st.share_x ? &dx : &st.dx_partial;
+            st.local_backward(st.share_x ? st.x_piece : st.x_hat, *dyp, *dx_contribution);
         }
     }
 
     // Window gradients along P_co into P_x, then the halo exchange's adjoint.
     tensor<T>* dx_window = dx_contribution;
     if (st.share_x) {
+        dx_window = window_is_dx ? &dx : &st.dx_hat;
         try {
-            st.share_x->adjoint(*dx_contribution, st.dx_hat);
+            st.share_x->adjoint(*dx_contribution, *dx_window);
         } catch (const invalid_argument&) {
             // Window gradients and markers in one sum: a refused dy on some P_y worker (above)
             if (st.check_dy_on_P_y) throw;
             upstream_refused = true;
         }
-        dx_window = &st.dx_hat;
     }
     if (st.P_x.active()) {
         if (st.is_marker(*dx_window)) upstream_refused = true;
@@ -668,8 +669,6 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             } catch (const invalid_argument&) {
                 upstream_refused = true;
             }
-        } else if (!upstream_refused) {
-            std::swap(dx, *dx_window);  // the window is the piece (swapping keeps both buffers)
         }
     }
 

@@ -320,21 +320,21 @@ class first_error_keeper {
 }  // namespace
 
 template <class T>
-void copy_out(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
-              bool preserve_batch, const char* layer, team_scratch<T>& scratch) {
+bool copy_out(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
+              bool preserve_batch, const char* layer, team_scratch<T>& scratch, bool source_copies) {
     const bool gives = provide.active();
     const bool gets = obtain.active();
     if (gives && gets && provide == obtain) {
-        // Source of its own copy: the output is a copy of x, and x goes to the others.
-        copy_into(x, y);
+        // Source of its own copy: the output is a copy of x (or x itself), and x goes to the others.
+        if (source_copies) copy_into(x, y);
         if (provide.size() > 1) send_copy(provide, x, layer, scratch.provide_cache, scratch);
-        return;
+        return source_copies;
     }
     if (!gets) {
         if (!gives) require_zero_volume(x, provide, layer);
         if (gives) send_copy(provide, x, layer, scratch.provide_cache, scratch);
         idle_output(x, y, gives, preserve_batch);
-        return;
+        return true;
     }
     // Two teams: an error in the first must not leave the second team waiting for this worker.
     // A receiver that does not provide checks its x as part of the copy (agreed with the team).
@@ -344,6 +344,7 @@ void copy_out(const partition& provide, const partition& obtain, bool provide_fi
     keep([&] { receive_copy(obtain, y, problem, layer, scratch.obtain_cache, scratch); });
     if (gives && !provide_first) keep([&] { send_copy(provide, x, layer, scratch.provide_cache, scratch); });
     keep.rethrow();
+    return true;
 }
 
 template <class T>
@@ -388,8 +389,8 @@ void all_sum(const partition& team, const tensor<T>& x, tensor<T>& y, const char
 }
 
 #define DISTDL_TEAM_COLLECTIVES_INSTANTIATE(T)                                                                      \
-    template void copy_out<T>(const partition&, const partition&, bool, const tensor<T>&, tensor<T>&, bool,         \
-                              const char*, team_scratch<T>&);                                                       \
+    template bool copy_out<T>(const partition&, const partition&, bool, const tensor<T>&, tensor<T>&, bool,         \
+                              const char*, team_scratch<T>&, bool);                                                 \
     template void sum_in<T>(const partition&, const partition&, bool, const tensor<T>&, tensor<T>&, bool,           \
                             const char*, team_scratch<T>&);                                                         \
     template void all_sum<T>(const partition&, const tensor<T>&, tensor<T>&, const char*, team_scratch<T>&);

@@ -72,9 +72,12 @@ struct team_scratch {
     std::vector<T> zeros;
 };
 
+// `source_copies` false: a worker that is the source of its own copy (the one case where y would
+// be a copy of x) leaves y untouched, and copy_out returns false (its output is x itself);
+// otherwise y is written and copy_out returns true.
 template <class T>
-void copy_out(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
-              bool preserve_batch, const char* layer, team_scratch<T>& scratch);
+bool copy_out(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
+              bool preserve_batch, const char* layer, team_scratch<T>& scratch, bool source_copies = true);
 
 template <class T>
 void sum_in(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
