@@ -60,6 +60,7 @@ struct general_conv<T>::state {
     std::size_t dims = 0;
     cartesian_partition P_x, P_y, P_w;
     std::optional<cartesian_partition> P_x_team;  // P_x over its own communicator (P_x workers)
+    std::shared_ptr<communicator> layer_comm;     // every worker of P_x, P_y, P_w (refusals only)
     std::vector<bool> halo_dim;                   // per spatial dimension: split, so exchanged
     bool any_halo = false;
     bool x_identity = false, y_identity = false, param_identity = false;
@@ -109,7 +110,8 @@ struct general_conv<T>::state {
     void plan_layout(const shape_t& global);
     std::string check_given_piece(const tensor<T>& x) const;
     std::string agree_over_P_x(std::string problem);
-    std::string prepare_window(const tensor<T>& x);
+    std::string prepare_window(const tensor<T>& x, bool& refused);
+    [[noreturn]] void refuse(const std::string& own, const std::string& fallback) const;
     shape_t empty_batch_window() const;
     shape_t local_output_shape(const tensor<T>& xin) const;
     void local_forward(const tensor<T>& xin, tensor<T>& out);
@@ -131,6 +133,16 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     param_identity = !any_halo;
     x_identity = px == pw;
     if (px.active()) P_x_team.emplace(partition::world(px.comm()).create_cartesian_topology_partition(px.shape()));
+    {
+        std::vector<int> layer_workers;
+        for (int w = 0; w < px.world_comm()->size(); ++w) {
+            auto in = [w](const partition& p) {
+                return std::find(p.members().begin(), p.members().end(), w) != p.members().end();
+            };
+            if (in(px) || in(py) || in(pw)) layer_workers.push_back(w);
+        }
+        layer_comm = partition::world(px.world_comm()).create_partition_inclusive(layer_workers).comm();
+    }
 
     // P_w ordered (ci, co, j): its reduction into P_y sums along P_ci.
     shape_t by_input = w_grid;
@@ -160,15 +172,19 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     }
     if (!x_identity) share_x = std::make_unique<broadcast<T>>(px, pw);
     if (!y_identity) reduce_y = std::make_unique<sum_reduce<T>>(P_w_by_input, py);
-    // Without P_y's own agreement, a bad dy on one worker must still reach every worker: it
-    // does when all three partitions are one team with a halo exchange (whose adjoint agrees).
-    check_dy_on_P_y = py.size() > 1 && !(any_halo && px == py && px == pw);
-    // Without a halo exchange, a refused dy also travels in the data: a marker along P_ci to its
-    // row of P_w, then a disagreement in the sum along P_co that every P_w and P_x worker of it
-    // sees (P_co > 1 whenever P_y has several workers). Enough when every P_y worker is among them.
+    // Without P_y's own agreement, a bad dy on one worker must still reach every worker. With a
+    // halo exchange and P_x = P_w it does: the marker goes along P_ci to P_w workers, which are
+    // P_x workers, whose halo adjoint refuses on all of P_x = P_w together (also at batch 0,
+    // where a status stands in for the exchange); enough when every P_y worker is one of them.
     auto member_of = [](const partition& p, int r) {
         return std::find(p.members().begin(), p.members().end(), r) != p.members().end();
     };
+    check_dy_on_P_y = py.size() > 1 && !(any_halo && x_identity &&
+                                         std::all_of(py.members().begin(), py.members().end(),
+                                                     [&](int r) { return member_of(px, r); }));
+    // Without a halo exchange, a refused dy also travels in the data: a marker along P_ci to its
+    // row of P_w, then a disagreement in the sum along P_co that every P_w and P_x worker of it
+    // sees (P_co > 1 whenever P_y has several workers). Enough when every P_y worker is among them.
     if (check_dy_on_P_y && !any_halo && share_x &&
         std::all_of(py.members().begin(), py.members().end(),
                     [&](int r) { return member_of(pw, r) || member_of(px, r); }))
@@ -335,9 +351,10 @@ std::string general_conv<T>::state::agree_over_P_x(std::string problem) {
 }
 
 // P_x workers: the window this worker's input contributes (x_hat, or x itself), or a refusal
-// that every P_x worker shares.
+// that every P_x worker shares (`refused`), with its reason when this worker knows it.
 template <class T>
-std::string general_conv<T>::state::prepare_window(const tensor<T>& x) {
+std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& refused) {
+    refused = false;
     if (shape_given) {
         std::string problem = check_given_piece(x);
         if (halo) {  // its per-call status refuses a piece off the plan on every P_x worker
@@ -345,13 +362,12 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x) {
                 halo->forward(problem.empty() ? x : marker, x_hat);
                 return {};
             } catch (const invalid_argument&) {
-                if (problem.empty())
-                    problem = layer + ": forward refused because x on another P_x worker is not its piece of "
-                                      "input_shape " + format_list(global_x_shape) + " (that worker reports why)";
+                refused = true;  // the reason: this worker's, or (empty) another's, told in refuse()
                 return problem;
             }
         }
         if (!x_status_travels) problem = agree_over_P_x(problem);
+        refused = !problem.empty();
         if (!problem.empty()) return problem;
         if (any_halo) detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
         else if (x_identity) detail::copy_into(x, x_hat);  // kept for the weight gradient
@@ -367,6 +383,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x) {
             }
         }
         const std::string problem = agree_on_layout(x);
+        refused = !problem.empty();
         if (!problem.empty()) return problem;
         if (halo) halo->forward(x, x_hat);
         else detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
@@ -376,10 +393,21 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x) {
     if (P_x.size() > 1) changed = detail::agree_on_call(*P_x.comm(), {}, changed);
     if (changed) {
         const std::string problem = agree_on_layout(x);
+        refused = !problem.empty();
         if (!problem.empty()) return problem;
     }
     if (x_identity) detail::copy_into(x, x_hat);  // kept for the weight gradient
     return {};
+}
+
+// Error path only, reached by every worker of the layer together (the refusal travelled to each
+// of them in the data): the lowest-ranked worker that knows why (`own` non-empty) tells every
+// other, so all throw the same message naming the worker and the problem.
+template <class T>
+void general_conv<T>::state::refuse(const std::string& own, const std::string& fallback) const {
+    detail::agree_on_call(*layer_comm, own, false,
+                          [](const std::string& first, const std::string&, std::uint64_t) { return first; });
+    throw invalid_argument(fallback);  // nobody knew why (not expected)
 }
 
 // This worker's window for a batch of 0 (the halo exchange refuses an empty batch dimension).
@@ -547,10 +575,11 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
 
     // 2. The windows on P_x (or an agreed refusal).
     std::string refusal;
+    bool refused = false;
     const tensor<T>* window = &st.empty;
     if (st.P_x.active()) {
-        refusal = st.prepare_window(x);
-        window = !refusal.empty() ? &st.marker : (st.any_halo || st.x_identity) ? &st.x_hat : &x;
+        refusal = st.prepare_window(x, refused);
+        window = refused ? &st.marker : (st.any_halo || st.x_identity) ? &st.x_hat : &x;
     }
 
     // 3. Windows along P_co.
@@ -584,10 +613,8 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     } else if (!st.P_w.active() || upstream_refused) detail::prepare_output(y, shape_t{0});
     if (st.P_y.active() && st.is_marker(y)) upstream_refused = true;
 
-    if (!refusal.empty()) throw invalid_argument(refusal);
-    if (upstream_refused)
-        throw invalid_argument(st.layer + ": forward refused because the input on P_x is invalid (the P_x workers "
-                                          "report why)");
+    if (refused || upstream_refused)
+        st.refuse(refusal, st.layer + ": forward refused because the input on P_x is invalid");
     if (st.P_y.active()) st.y_shape = shape_of(y);
     else detail::prepare_output(y, shape_t{0});
     st.forward_done = true;
@@ -685,10 +712,8 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
         if (st.owns_bias) st.bias.grad += st.db_partial;
     }
 
-    if (!refusal.empty()) throw invalid_argument(refusal);
-    if (upstream_refused)
-        throw invalid_argument(st.layer + ": adjoint refused because the output gradient on P_y is invalid (the P_y "
-                                          "workers report why)");
+    if (!refusal.empty() || upstream_refused)
+        st.refuse(refusal, st.layer + ": adjoint refused because the output gradient on P_y is invalid");
     if (!st.P_x.active()) detail::prepare_output(dx, shape_t{0});
 }
 
