@@ -69,6 +69,11 @@ struct general_conv<T>::state {
     // worker of the layer as a marker along P_co and a disagreement in the sum along P_ci (every
     // P_x worker is a P_w worker), so the P_x workers need no status all-reduce of their own.
     bool x_status_travels = false;
+    // Without input_shape, in the same configurations: a piece whose shape left the plan goes
+    // out as a marker too (no status all-reduce per call); every worker of the layer then meets
+    // in relayout(), the P_x workers plan again, and the forward runs once more.
+    bool relayout_by_data = false;
+    bool relayout_running = false;
 
     std::unique_ptr<broadcast<T>> share_params;  // owners -> P_w
     std::unique_ptr<broadcast<T>> share_x;       // P_x -> P_w (along P_co)
@@ -112,6 +117,7 @@ struct general_conv<T>::state {
     std::string agree_over_P_x(std::string problem);
     std::string prepare_window(const tensor<T>& x, bool& refused);
     [[noreturn]] void refuse(const std::string& own, const std::string& fallback) const;
+    void relayout(const tensor<T>& x);
     shape_t empty_batch_window() const;
     shape_t local_output_shape(const tensor<T>& xin) const;
     void local_forward(const tensor<T>& xin, tensor<T>& out);
@@ -390,7 +396,14 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         return {};
     }
     bool changed = !planned || shape_of(x) != own_x_shape;
-    if (P_x.size() > 1) changed = detail::agree_on_call(*P_x.comm(), {}, changed);
+    if (relayout_by_data) {
+        // A marker: relayout() follows on every worker of the layer (and plans for this very x).
+        refused = changed && !relayout_running;
+        if (refused) return {};
+        changed = false;
+    } else if (P_x.size() > 1) {
+        changed = detail::agree_on_call(*P_x.comm(), {}, changed);
+    }
     if (changed) {
         const std::string problem = agree_on_layout(x);
         refused = !problem.empty();
@@ -408,6 +421,17 @@ void general_conv<T>::state::refuse(const std::string& own, const std::string& f
     detail::agree_on_call(*layer_comm, own, false,
                           [](const std::string& first, const std::string&, std::uint64_t) { return first; });
     throw invalid_argument(fallback);  // nobody knew why (not expected)
+}
+
+// Every worker of the layer, after a marker from a piece off the plan (relayout_by_data): the P_x
+// workers agree on the layout (collective over P_x) and tell its verdict to the whole layer; a
+// refusal throws on every worker with the reason.
+template <class T>
+void general_conv<T>::state::relayout(const tensor<T>& x) {
+    std::string problem;
+    if (P_x.active()) problem = agree_on_layout(x);
+    detail::agree_on_call(*layer_comm, problem, false,
+                          [](const std::string& first, const std::string&, std::uint64_t) { return first; });
 }
 
 // This worker's window for a batch of 0 (the halo exchange refuses an empty batch dimension).
@@ -523,6 +547,7 @@ general_conv<T>::general_conv(conv_kind kind, std::size_t spatial_dims, const ca
     require_conv_partitions(kind, layer, spatial_dims, P_x, P_y, P_w);
     state_ = std::unique_ptr<state>(new state(kind, layer, std::move(spec), P_x, P_y, P_w));
     state_->build(P_x, P_y, P_w);
+    state_->relayout_by_data = !state_->spec.input_shape && state_->x_status_travels;
     if (state_->spec.input_shape && P_x.active()) {
         state_->shape_given = true;
         state_->plan_layout(*state_->spec.input_shape);
@@ -613,6 +638,18 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     } else if (!st.P_w.active() || upstream_refused) detail::prepare_output(y, shape_t{0});
     if (st.P_y.active() && st.is_marker(y)) upstream_refused = true;
 
+    if ((refused || upstream_refused) && st.relayout_by_data && !st.relayout_running) {
+        st.relayout(x);  // throws on every worker of the layer when the pieces do not fit
+        st.relayout_running = true;
+        try {
+            do_forward(x, y);
+        } catch (...) {
+            st.relayout_running = false;
+            throw;
+        }
+        st.relayout_running = false;
+        return;
+    }
     if (refused || upstream_refused)
         st.refuse(refusal, st.layer + ": forward refused because the input on P_x is invalid");
     if (st.P_y.active()) st.y_shape = shape_of(y);

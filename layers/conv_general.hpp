@@ -43,15 +43,23 @@
 // two-word status all-reduce over P_x). Without it, the input pieces are checked at the first
 // forward and whenever some piece changes shape (a new batch or extent): the P_x workers gather
 // their shapes once and refuse pieces that are not the balanced split of one global tensor of
-// the right channels, or a kernel that does not fit; a refusal travels through the pipeline as
-// an empty marker, so every worker of the layer throws. Once shapes are known, a call moves
-// data only; a change of shape is noticed by the HaloExchange's per-call status (or, without
-// spatial partitioning, by a two-word status all-reduce over P_x). The output gradient is
-// checked against the last forward's output shape and the P_y workers agree on it (a two-word
-// status all-reduce when P_y has several workers; in the feature configuration the
-// HaloExchange's adjoint carries it instead, and without spatial partitioning, when every P_y
-// worker is in P_w or P_x, the data does: a marker along P_ci, then a disagreement in the sum
-// along P_co). adjoint() needs a successful forward().
+// the right channels, or a kernel that does not fit. Once shapes are known, a call moves data
+// only: a change of shape is noticed by the HaloExchange's per-call status, or, without spatial
+// partitioning and with every P_x worker in P_w, by the marker above (every worker of the layer
+// then meets once in relayout(), the P_x workers plan again and the forward runs again; a
+// two-word status all-reduce over P_x where the marker cannot reach everyone). The output
+// gradient is checked against the last forward's output shape and the P_y workers agree on it
+// (a two-word status all-reduce when P_y has several workers), except where the data carries a
+// refusal: with a halo exchange when P_x = P_w and every P_y worker is in P_x (the
+// HaloExchange's adjoint), and without spatial partitioning when every P_y worker is in P_w or
+// P_x (a marker along P_ci, then a disagreement in the sum along P_co). At batch 0 with spatial
+// partitioning (no halo exchange) a two-word status all-reduce over P_x stands in for it.
+// adjoint() needs a successful forward().
+//
+// A refusal reaches every worker of the layer through the data; then, on the error path only,
+// the workers of the layer (P_x, P_y and P_w together, a communicator made at construction) meet
+// once more and the lowest-ranked one that knows the reason tells the others, so every worker
+// throws the same message naming the refusing worker, what it was given and what was expected.
 //
 // Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
 // reused while shapes stay the same.
