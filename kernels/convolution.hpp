@@ -38,8 +38,10 @@
 namespace distdl::kernels {
 
 enum class conv_engine {
-    automatic,  // oneDNN for float32 where it is fast, im2col + BLAS otherwise
+    automatic,  // float32: direct where it is faster, else oneDNN where it is fast; im2col + BLAS otherwise
     im2col,     // always im2col + BLAS (tests, benchmarks)
+    direct,     // float32: the direct engine wherever it can run, else as automatic (tests, benchmarks)
+    onednn,     // float32: oneDNN where it is fast, im2col + BLAS otherwise (tests, benchmarks)
 };
 
 template <class T>
@@ -63,7 +65,8 @@ class convolution {
     void backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
                   tensor<T>* db);
 
-    // Which engine ran the last pass: "onednn:<oneDNN implementation>" or "im2col" (diagnostics).
+    // Which engine ran the last pass: "direct:avx512", "onednn:<oneDNN implementation>" or
+    // "im2col" (diagnostics).
     const std::string& last_engine() const;
 
   private:
