@@ -1,6 +1,7 @@
 #include "kernels/conv_direct.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -70,7 +71,8 @@ struct image_pass {
 struct weights_pass {
     const float* in = nullptr;  // the padded copy of x
     idx in_plane = 0, in_stride = 0;
-    const float* dy = nullptr;  // C_out × m_h × m_w
+    const float* dy = nullptr;  // C_out × m_h rows of dy_stride floats (m_w of them dy)
+    idx dy_stride = 0;
     idx C_in = 0, C_out = 0, m_h = 0, m_w = 0, k_h = 0, k_w = 0;
     float* sums = nullptr;  // [C_in][k_h][k_w][C_out][16]
 };
@@ -150,6 +152,9 @@ DISTDL_AVX512 inline __attribute__((always_inline)) void weights_step(const floa
 #pragma GCC unroll 8
     for (int o = 0; o < OCB; ++o)
         d[o] = MASKED ? _mm512_maskz_loadu_ps(m, dy + o * dy_plane) : _mm512_loadu_ps(dy + o * dy_plane);
+    // In registers, each read once: GCC would otherwise fold a load into every multiply-add.
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o) asm("" : "+v"(d[o]));
 #pragma GCC unroll 3
     for (int kx = 0; kx < KXB; ++kx) {
         // Masked: the columns past the row's end read as zero (never 0 · inf from stale lanes).
@@ -160,7 +165,7 @@ DISTDL_AVX512 inline __attribute__((always_inline)) void weights_step(const floa
 }
 
 // Rows i0 … i1 − 1 of the sums of input channel c, kernel row ky, kernel columns kx0 … kx0 +
-// KXB − 1 and output channels oc0 … oc0 + OCB − 1 (24 accumulators at most).
+// KXB − 1 and output channels oc0 … oc0 + OCB − 1.
 template <int OCB, int KXB>
 DISTDL_AVX512 void weights_tile(const weights_pass& a, idx c, idx ky, idx kx0, idx oc0, idx i0, idx i1) {
     float* sums = a.sums + (((c * a.k_h + ky) * a.k_w + kx0) * a.C_out + oc0) * 16;
@@ -169,11 +174,11 @@ DISTDL_AVX512 void weights_tile(const weights_pass& a, idx c, idx ky, idx kx0, i
     for (int o = 0; o < OCB; ++o)
 #pragma GCC unroll 3
         for (int kx = 0; kx < KXB; ++kx) s[o][kx] = _mm512_loadu_ps(sums + (kx * a.C_out + o) * 16);
-    const idx dy_plane = a.m_h * a.m_w, full = a.m_w / 16 * 16;
+    const idx dy_plane = a.m_h * a.dy_stride, full = a.m_w / 16 * 16;
     const __mmask16 tail = first_lanes(a.m_w - full);
     for (idx i = i0; i < i1; ++i) {
         const float* x = a.in + c * a.in_plane + (i + ky) * a.in_stride + kx0;
-        const float* dy = a.dy + (oc0 * a.m_h + i) * a.m_w;
+        const float* dy = a.dy + (oc0 * a.m_h + i) * a.dy_stride;
         for (idx j = 0; j < full; j += 16) weights_step<OCB, KXB, false>(x + j, dy + j, dy_plane, 0xFFFF, s);
         if (full < a.m_w) weights_step<OCB, KXB, true>(x + full, dy + full, dy_plane, tail, s);
     }
@@ -185,42 +190,58 @@ DISTDL_AVX512 void weights_tile(const weights_pass& a, idx c, idx ky, idx kx0, i
 
 using tile_kernel = void (*)(const weights_pass&, idx, idx, idx, idx, idx, idx);
 #define DISTDL_TILES(o) {weights_tile<o, 1>, weights_tile<o, 2>, weights_tile<o, 3>}
-constexpr tile_kernel tile_kernels[8][3] = {DISTDL_TILES(1), DISTDL_TILES(2), DISTDL_TILES(3), DISTDL_TILES(4),
-                                            DISTDL_TILES(5), DISTDL_TILES(6), DISTDL_TILES(7), DISTDL_TILES(8)};
+constexpr tile_kernel tile_kernels[4][3] = {DISTDL_TILES(1), DISTDL_TILES(2), DISTDL_TILES(3), DISTDL_TILES(4)};
 #undef DISTDL_TILES
 
-// In blocks of rows whose dy (8 channels) stays in L1 across all input channels and taps.
+// Tiles of 4 output channels (their dy vectors held in registers: 12 sums + 4 dy + 1 x) over
+// blocks of 8 rows (measured on conv_bench's slices: 8 channels in one tile holds 24 sums but
+// reads dy from memory at every multiply-add, and ran 10-20% slower).
 void weights_image(const weights_pass& a) {
-    const idx block = std::max<idx>(1, 32768 / (4 * std::max<idx>(a.m_w, 1) * (std::min<idx>(a.C_out, 8) + 1)));
+    constexpr idx channels = 4, block = 8;
     for (idx i0 = 0; i0 < a.m_h; i0 += block) {
         const idx i1 = std::min(a.m_h, i0 + block);
-        for (idx oc0 = 0; oc0 < a.C_out; oc0 += 8)
+        for (idx oc0 = 0; oc0 < a.C_out; oc0 += channels)
             for (idx c = 0; c < a.C_in; ++c)
                 for (idx ky = 0; ky < a.k_h; ++ky)
                     for (idx kx0 = 0; kx0 < a.k_w; kx0 += 3)
-                        tile_kernels[std::min<idx>(8, a.C_out - oc0) - 1][std::min<idx>(3, a.k_w - kx0) - 1](
+                        tile_kernels[std::min(channels, a.C_out - oc0) - 1][std::min<idx>(3, a.k_w - kx0) - 1](
                             a, c, ky, kx0, oc0, i0, i1);
     }
 }
 
-// db[o] += Σ over images and positions of dy[n, o, ·].
-DISTDL_AVX512 void bias_gradient(const float* dy, idx N, idx C_out, idx plane, float* db) {
-    for (idx o = 0; o < C_out; ++o) {
-        __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-        for (idx n = 0; n < N; ++n) {
-            const float* v = dy + (n * C_out + o) * plane;
+// Copies one image of dy (C × rows × width) into rows of `stride` floats, adding each channel's
+// values into its 16 lanes of `sums` when not null (the bias gradient, read on the way).
+DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx width, idx stride, float* copy, float* sums) {
+    const idx full = width / 16 * 16;
+    const __mmask16 tail = first_lanes(width - full);
+    for (idx c = 0; c < C; ++c) {
+        __m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (idx r = 0; r < rows; ++r) {
+            const float* from = dy + (c * rows + r) * width;
+            float* to = copy + (c * rows + r) * stride;
             idx j = 0;
-            for (; j + 32 <= plane; j += 32) {
-                s0 = _mm512_add_ps(s0, _mm512_loadu_ps(v + j));
-                s1 = _mm512_add_ps(s1, _mm512_loadu_ps(v + j + 16));
+            for (; j + 64 <= full; j += 64)
+#pragma GCC unroll 4
+                for (int v = 0; v < 4; ++v) {
+                    const __m512 value = _mm512_loadu_ps(from + j + 16 * v);
+                    _mm512_store_ps(to + j + 16 * v, value);
+                    s[v] = _mm512_add_ps(s[v], value);
+                }
+            for (; j < full; j += 16) {
+                const __m512 value = _mm512_loadu_ps(from + j);
+                _mm512_store_ps(to + j, value);
+                s[0] = _mm512_add_ps(s[0], value);
             }
-            for (; j < plane; j += 16) s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(first_lanes(plane - j), v + j));
+            if (full < width) {
+                const __m512 value = _mm512_maskz_loadu_ps(tail, from + full);
+                _mm512_mask_storeu_ps(to + full, tail, value);
+                s[1] = _mm512_add_ps(s[1], value);
+            }
         }
-        float lanes[16];  // (GCC 12's _mm512_reduce_add_ps warns of an uninitialized value)
-        _mm512_storeu_ps(lanes, _mm512_add_ps(s0, s1));
-        float sum = 0;
-        for (float lane : lanes) sum += lane;
-        db[o] += sum;
+        if (sums)
+            _mm512_storeu_ps(sums + 16 * c, _mm512_add_ps(_mm512_loadu_ps(sums + 16 * c),
+                                                           _mm512_add_ps(_mm512_add_ps(s[0], s[1]),
+                                                                         _mm512_add_ps(s[2], s[3]))));
     }
 }
 
@@ -229,7 +250,7 @@ DISTDL_AVX512 void bias_gradient(const float* dy, idx N, idx C_out, idx plane, f
 [[noreturn]] void unsupported() { throw std::logic_error("direct_convolution: no kernels for this CPU"); }
 void forward_image(const image_pass&) { unsupported(); }
 void weights_image(const weights_pass&) { unsupported(); }
-void bias_gradient(const float*, idx, idx, idx, float*) { unsupported(); }
+void copy_rows(const float*, idx, idx, idx, idx, float*, float*) { unsupported(); }
 
 #endif
 
@@ -258,7 +279,13 @@ direct_convolution::direct_convolution(const conv_geometry& g) : g_(g) {}
 void direct_convolution::padded_image::prepare(idx c, idx r, idx s, idx h, idx w, idx ph, idx pw) {
     if (c == channels && r == rows && s == stride && h == height && w == width && ph == pad_h && pw == pad_w) return;
     channels = c, rows = r, stride = s, height = h, width = w, pad_h = ph, pad_w = pw;
-    data.assign(std::size_t(c * r * s), 0.0f);  // the padding stays zero from here on
+    data.resize(std::size_t(c * r * s));  // the padding stays zero from here on
+}
+
+void direct_convolution::aligned_floats::resize(std::size_t n) {
+    storage_.assign(n + 15, 0.0f);
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    start_ = storage_.data() + (((64 - address % 64) % 64) / sizeof(float));
 }
 
 void direct_convolution::padded_image::fill(const float* image) {
@@ -272,7 +299,7 @@ void direct_convolution::padded_image::fill(const float* image) {
 void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y) {
     const plane_problem c = lift_to_plane(g_, x_shape);
     // Rows long enough for the last (partial) vector of 16 outputs to read its taps.
-    const idx stride = std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1);
+    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);
     x_pad_.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
     pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, false, packed_);
     image_pass p{x_pad_.data.data(), x_pad_.plane(), stride, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w,
@@ -291,7 +318,7 @@ void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, 
     const idx q_h = c.k_h - 1 - c.p_h, q_w = c.k_w - 1 - c.p_w;
     const idx pad_h = std::max<idx>(q_h, 0), pad_w = std::max<idx>(q_w, 0);
     const idx off_h = pad_h - q_h, off_w = pad_w - q_w;
-    const idx stride = std::max(c.m_w + 2 * pad_w, round_up(c.L_w, 16) + c.k_w - 1 + off_w);
+    const idx stride = round_up(std::max(c.m_w + 2 * pad_w, round_up(c.L_w, 16) + c.k_w - 1 + off_w), 16);
     dy_pad_.prepare(c.C_out, c.m_h + 2 * pad_h, stride, c.m_h, c.m_w, pad_h, pad_w);
     pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, true, packed_);
     image_pass p{dy_pad_.data.data() + off_h * stride + off_w,
@@ -316,15 +343,21 @@ void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, 
 void direct_convolution::backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw,
                                           float* db) {
     const plane_problem c = lift_to_plane(g_, x_shape);
-    const idx stride = std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1);  // as forward's
+    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);  // as forward's
     x_pad_.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
     const idx taps = c.k_h * c.k_w;
-    partial_sums_.assign(std::size_t(c.C_in * taps * c.C_out * 16), 0.0f);
-    weights_pass a{x_pad_.data.data(), x_pad_.plane(), stride, nullptr, c.C_in, c.C_out, c.m_h, c.m_w,
-                   c.k_h,              c.k_w,          partial_sums_.data()};
+    // The weights' partial sums, then the bias's.
+    partial_sums_.resize(std::size_t((c.C_in * taps + 1) * c.C_out * 16));
+    float* bias_sums = db ? partial_sums_.data() + c.C_in * taps * c.C_out * 16 : nullptr;
+    const idx dy_stride = round_up(c.m_w, 16);
+    const std::size_t dy_size = std::size_t(c.C_out * c.m_h * dy_stride);
+    if (dy_size != dy_copy_size_) dy_copy_.resize(dy_copy_size_ = dy_size);
+    weights_pass a{x_pad_.data.data(), x_pad_.plane(), stride,  dy_copy_.data(), dy_stride, c.C_in,
+                   c.C_out,            c.m_h,          c.m_w,   c.k_h,           c.k_w,     partial_sums_.data()};
     for (idx n = 0; n < c.N; ++n) {
         x_pad_.fill(x + n * c.C_in * c.L_h * c.L_w);
-        a.dy = dy + n * c.C_out * c.m_h * c.m_w;
+        const float* dy_image = dy + n * c.C_out * c.m_h * c.m_w;
+        copy_rows(dy_image, c.C_out, c.m_h, c.m_w, dy_stride, dy_copy_.data(), bias_sums);
         weights_image(a);
     }
     for (idx ci = 0; ci < c.C_in; ++ci)
@@ -335,7 +368,12 @@ void direct_convolution::backward_weights(const shape_t& x_shape, const float* x
                 for (int l = 0; l < 16; ++l) sum += lanes[l];
                 dw[(o * c.C_in + ci) * taps + t] += sum;
             }
-    if (db) bias_gradient(dy, c.N, c.C_out, c.m_h * c.m_w, db);
+    if (db)
+        for (idx o = 0; o < c.C_out; ++o) {
+            float sum = 0;
+            for (int l = 0; l < 16; ++l) sum += bias_sums[16 * o + l];
+            db[o] += sum;
+        }
 }
 
 }  // namespace distdl::kernels::detail

@@ -10,9 +10,10 @@
 //                     (weights as broadcast operands), from a zero-padded copy of one image
 //   backward data     stride 1: the forward kernel on dy padded by k−1−p, with the weights
 //                     flipped and transposed
-//   backward weights  per (input channel, kernel row), vector partial sums of up to 8 output
-//                     channels × 3 kernel columns accumulate over rows and columns of all
-//                     images; one horizontal sum per weight at the end; db += Σ dy
+//   backward weights  per (input channel, kernel row), vector partial sums of up to 4 output
+//                     channels × 3 kernel columns accumulate over blocks of rows of all images
+//                     (dy copied to aligned rows, its sums taken on the way for db); one
+//                     horizontal sum per weight at the end
 //
 // Scratch (padded images, packed weights, partial sums) lives in the object and is reused
 // across calls; one object serves one thread at a time.
@@ -43,11 +44,24 @@ class direct_convolution {
     // dw += adjoint with respect to w, db += adjoint with respect to b (db may be null).
     void backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw, float* db);
 
-    // A zero-padded copy of one image: `channels` planes of `rows` rows of `stride` floats, the
-    // data at (pad_h, pad_w); everything else stays zero (reset when the layout changes).
+    // Zeroed floats starting on a 64-byte boundary, so that vectors of 16 at multiples of 16
+    // never straddle two cache lines (a split load costs two); resize() keeps the capacity.
+    class aligned_floats {
+      public:
+        void resize(std::size_t n);  // every element zero
+        float* data() { return start_; }
+        const float* data() const { return start_; }
+
+      private:
+        std::vector<float> storage_;
+        float* start_ = nullptr;
+    };
+
+    // A zero-padded copy of one image: `channels` planes of `rows` rows of `stride` floats (a
+    // multiple of 16), the data at (pad_h, pad_w); everything else stays zero (reset when the layout changes).
     struct padded_image {
         std::ptrdiff_t channels = 0, rows = 0, stride = 0, height = 0, width = 0, pad_h = 0, pad_w = 0;
-        std::vector<float> data;
+        aligned_floats data;
 
         void prepare(std::ptrdiff_t channels, std::ptrdiff_t rows, std::ptrdiff_t stride, std::ptrdiff_t height,
                      std::ptrdiff_t width, std::ptrdiff_t pad_h, std::ptrdiff_t pad_w);
@@ -59,7 +73,9 @@ class direct_convolution {
     conv_geometry g_;
     padded_image x_pad_, dy_pad_;
     std::vector<float> packed_;        // weights as the forward kernel reads them
-    std::vector<float> partial_sums_;  // backward weights: 16 lanes per weight
+    aligned_floats partial_sums_;      // backward weights: 16 lanes per weight
+    aligned_floats dy_copy_;           // backward weights: one image of dy, rows of a multiple of 16
+    std::size_t dy_copy_size_ = 0;
 };
 
 }  // namespace distdl::kernels::detail

@@ -13,10 +13,20 @@ namespace distdl::kernels {
 
 namespace {
 
-// Where conv_engine::automatic takes the direct engine (a float32 geometry it supports): when a
-// channel count is not a multiple of 16, where oneDNN's kernels lose half their rate. PLACEHOLDER
+// Where conv_engine::automatic takes the direct engine (when it supports the geometry and CPU):
+// 2-d, a channel count not a multiple of 16, neither above 32 — where it was measured faster than
+// oneDNN. conv_bench, batch 8, 3x3 same padding unless noted, forward + backward (both passes),
+// ms, direct vs oneDNN, AVX-512 Xeon, one thread, a shared machine (±10%):
+//   8->8 256x256 22 vs 42;  8->16 130x256 (padding 0,1) 25 vs 30;  3->16 256x256 27 vs 48;
+//   4->4 256x256 6.0 vs 18.7;  24->24 128x128 34 vs 54;  32->8 128x128 17.5 vs 31;
+//   8->32 128x128 18 vs 27;  8->8 5x5 128x128 9.7 vs 21.5;  8->8 1x1 256x256 10.5 vs 21.6;
+//   8->8 30x30 0.28 vs 0.43;  8->8 64x20 0.60 vs 0.60.
+// Multiples of 16 stay on oneDNN (16->16 256x256 71 vs 83 but 130x130 19.5 vs 18.8; 32->32
+// 128x128 62 vs 60; 48->48 64x64 34 vs 30; 64->48 64x64 47 vs 41; 64->64 32x32 18 vs 13).
+// 1-d runs on the same kernels (one row) but was not measured against oneDNN.
 bool direct_is_faster(const conv_geometry& g) {
-    return g.in_channels % 16 != 0 || g.out_channels % 16 != 0;
+    return g.kernel_size.size() == 2 && (g.in_channels % 16 != 0 || g.out_channels % 16 != 0) &&
+           g.in_channels <= 32 && g.out_channels <= 32;
 }
 
 }  // namespace
