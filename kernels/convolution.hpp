@@ -20,7 +20,10 @@
 //                                    as backward_data + backward_weights)
 // b / db are null exactly when the geometry has no bias.
 //
-// Engines: float32 runs on oneDNN in its blocked layouts (channels-last when blocking would pad
+// Engines: float32 2-d convolutions with stride 1 and dilation 1 whose channel counts are narrow
+// and not both multiples of 16 run on the direct engine (kernels/conv_direct.hpp: AVX-512, where
+// the CPU has it; the rule and its measurements are in convolution.cpp). Other float32 runs on
+// oneDNN in its blocked layouts (channels-last when blocking would pad
 // the channels: kernels/conv_onednn.hpp), with primitives, reorders and
 // buffers cached per input shape inside the object; float64, and the float32 passes for which
 // oneDNN only has its slow gemm path, run on tiled im2col + OpenBLAS. Everything runs
