@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/conv_direct.hpp"
 #include "kernels/conv_im2col.hpp"
 #include "kernels/conv_onednn.hpp"
 #include "kernels/conv_problem.hpp"
@@ -10,9 +11,30 @@
 
 namespace distdl::kernels {
 
+namespace {
+
+// Where conv_engine::automatic takes the direct engine (when it supports the geometry and CPU):
+// 2-d, a channel count not a multiple of 16, neither above 32 — where it was measured faster than
+// oneDNN. conv_bench, batch 8, 3x3 same padding unless noted, forward + backward (both passes),
+// ms, direct vs oneDNN, AVX-512 Xeon, one thread, a shared machine (±10%):
+//   8->8 256x256 22 vs 42;  8->16 130x256 (padding 0,1) 25 vs 30;  3->16 256x256 27 vs 48;
+//   4->4 256x256 6.0 vs 18.7;  24->24 128x128 34 vs 54;  32->8 128x128 17.5 vs 31;
+//   8->32 128x128 18 vs 27;  8->8 5x5 128x128 9.7 vs 21.5;  8->8 1x1 256x256 10.5 vs 21.6;
+//   8->8 30x30 0.28 vs 0.43;  8->8 64x20 0.60 vs 0.60.
+// Multiples of 16 stay on oneDNN (16->16 256x256 71 vs 83 but 130x130 19.5 vs 18.8; 32->32
+// 128x128 62 vs 60; 48->48 64x64 34 vs 30; 64->48 64x64 47 vs 41; 64->64 32x32 18 vs 13).
+// 1-d runs on the same kernels (one row) but was not measured against oneDNN.
+bool direct_is_faster(const conv_geometry& g) {
+    return g.kernel_size.size() == 2 && (g.in_channels % 16 != 0 || g.out_channels % 16 != 0) &&
+           g.in_channels <= 32 && g.out_channels <= 32;
+}
+
+}  // namespace
+
 template <class T>
 struct convolution<T>::engines {
     detail::im2col_convolution<T> im2col;
+    std::unique_ptr<detail::direct_convolution> direct;  // float32, where it is chosen
     std::unique_ptr<detail::onednn_convolution> onednn;  // float32 with conv_engine::automatic
     std::string last = "none";
 
@@ -21,6 +43,7 @@ struct convolution<T>::engines {
         else last = "im2col";
         return ran;
     }
+    void used_direct() { last = std::string("direct:") + detail::direct_convolution::isa(); }
 };
 
 template <class T>
@@ -31,7 +54,11 @@ const std::string& convolution<T>::last_engine() const {
 template <class T>
 convolution<T>::convolution(const conv_geometry& geometry, conv_engine engine)
     : g_(normalized(geometry)), engine_(engine), engines_(std::make_unique<engines>()) {
-    if (std::is_same_v<T, float> && engine_ == conv_engine::automatic)
+    if (!std::is_same_v<T, float> || engine_ == conv_engine::im2col) return;
+    const bool direct = engine_ == conv_engine::direct || (engine_ == conv_engine::automatic && direct_is_faster(g_));
+    if (direct && detail::direct_convolution::supports(g_))
+        engines_->direct = std::make_unique<detail::direct_convolution>(g_);
+    else
         engines_->onednn = std::make_unique<detail::onednn_convolution>(g_);
 }
 
@@ -99,10 +126,16 @@ void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tenso
         return;
     }
     const T* bias = b ? b->data() : nullptr;
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (std::is_same_v<T, float>) {
+        if (engines_->direct) {
+            engines_->direct->forward(x_shape, x.data(), w.data(), bias, y.data());
+            engines_->used_direct();
+            return;
+        }
         if (engines_->onednn &&
             engines_->used_onednn(engines_->onednn->forward(x_shape, x.data(), w.data(), bias, y.data())))
             return;
+    }
     engines_->last = "im2col";
     engines_->im2col.forward(detail::lift(g_, x_shape, y_shape), x.data(), w.data(), bias, y.data());
 }
@@ -118,10 +151,16 @@ void convolution<T>::backward_data(const tensor<T>& dy, const tensor<T>& w, cons
         return;
     }
     apply_thread_policy();
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (std::is_same_v<T, float>) {
+        if (engines_->direct) {
+            engines_->direct->backward_data(x_shape, dy.data(), w.data(), dx.data());
+            engines_->used_direct();
+            return;
+        }
         if (engines_->onednn &&
             engines_->used_onednn(engines_->onednn->backward_data(x_shape, dy.data(), w.data(), dx.data())))
             return;
+    }
     engines_->last = "im2col";
     engines_->im2col.backward_data(detail::lift(g_, x_shape, shape_of(dy)), dy.data(), w.data(), dx.data());
 }
@@ -147,11 +186,17 @@ void convolution<T>::weights_pass(const tensor<T>& x, const tensor<T>& dy, tenso
     if (dy.size() == 0) return;  // nothing to add
     apply_thread_policy();
     T* bias = db ? db->data() : nullptr;
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (std::is_same_v<T, float>) {
+        if (engines_->direct) {
+            engines_->direct->backward_weights(x_shape, x.data(), dy.data(), dw.data(), bias);
+            engines_->used_direct();
+            return;
+        }
         if (x.size() > 0 && engines_->onednn &&
             engines_->used_onednn(
                 engines_->onednn->backward_weights(x_shape, x.data(), dy.data(), dw.data(), bias, reuse_converted)))
             return;
+    }
     engines_->last = "im2col";
     engines_->im2col.backward_weights(detail::lift(g_, x_shape, shape_of(dy)), x.data(), dy.data(), dw.data(), bias);
 }

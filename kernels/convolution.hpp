@@ -20,7 +20,10 @@
 //                                    as backward_data + backward_weights)
 // b / db are null exactly when the geometry has no bias.
 //
-// Engines: float32 runs on oneDNN in its blocked layouts (channels-last when blocking would pad
+// Engines: float32 2-d convolutions with stride 1 and dilation 1 whose channel counts are narrow
+// and not both multiples of 16 run on the direct engine (kernels/conv_direct.hpp: AVX-512, where
+// the CPU has it; the rule and its measurements are in convolution.cpp). Other float32 runs on
+// oneDNN in its blocked layouts (channels-last when blocking would pad
 // the channels: kernels/conv_onednn.hpp), with primitives, reorders and
 // buffers cached per input shape inside the object; float64, and the float32 passes for which
 // oneDNN only has its slow gemm path, run on tiled im2col + OpenBLAS. Everything runs
@@ -38,8 +41,10 @@
 namespace distdl::kernels {
 
 enum class conv_engine {
-    automatic,  // oneDNN for float32 where it is fast, im2col + BLAS otherwise
+    automatic,  // float32: direct where it is faster, else oneDNN where it is fast; im2col + BLAS otherwise
     im2col,     // always im2col + BLAS (tests, benchmarks)
+    direct,     // float32: the direct engine wherever it can run, else as automatic (tests, benchmarks)
+    onednn,     // float32: oneDNN where it is fast, im2col + BLAS otherwise (tests, benchmarks)
 };
 
 template <class T>
@@ -63,7 +68,8 @@ class convolution {
     void backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
                   tensor<T>* db);
 
-    // Which engine ran the last pass: "onednn:<oneDNN implementation>" or "im2col" (diagnostics).
+    // Which engine ran the last pass: "direct:avx512", "onednn:<oneDNN implementation>" or
+    // "im2col" (diagnostics).
     const std::string& last_engine() const;
 
   private:

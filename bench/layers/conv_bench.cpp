@@ -84,7 +84,8 @@ void conv_local(benchmark::State& state) {
     const auto h = std::size_t(state.range(2)), w = std::size_t(state.range(3));
     const auto pad_h = std::size_t(state.range(4)), pad_w = std::size_t(state.range(5));
     distdl::kernels::conv_geometry g{c_in, c_out, {3, 3}, {1, 1}, {pad_h, pad_w}, {1, 1}, true};
-    distdl::kernels::convolution<float> kernel(g);
+    const auto engine = state.range(6) ? distdl::kernels::conv_engine::onednn : distdl::kernels::conv_engine::automatic;
+    distdl::kernels::convolution<float> kernel(g, engine);
     const auto x = filled({batch, c_in, h, w});
     const auto y_shape = kernel.output_shape(distdl::shape_of(x));
     const auto dy = filled(y_shape), weight = filled(kernel.weight_shape()), bias = filled({c_out});
@@ -190,12 +191,16 @@ void general_conv_2x2(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(conv_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-// C_in, C_out, H, W, pad_h, pad_w: the whole problem, then one worker's of feature, channel, general.
+// C_in, C_out, H, W, pad_h, pad_w, engine: the whole problem, then one worker's of feature,
+// channel, general; engine 0 is automatic (the direct engine for the narrow slices on AVX-512),
+// 1 oneDNN (for comparison).
 BENCHMARK(conv_local)
-    ->Args({16, 16, 256, 256, 1, 1})
-    ->Args({16, 16, 130, 130, 0, 0})
-    ->Args({8, 8, 256, 256, 1, 1})
-    ->Args({8, 16, 130, 256, 0, 1})
+    ->Args({16, 16, 256, 256, 1, 1, 0})
+    ->Args({16, 16, 130, 130, 0, 0, 0})
+    ->Args({8, 8, 256, 256, 1, 1, 0})
+    ->Args({8, 16, 130, 256, 0, 1, 0})
+    ->Args({8, 8, 256, 256, 1, 1, 1})
+    ->Args({8, 16, 130, 256, 0, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime();
 BENCHMARK(feature_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();

@@ -1,0 +1,379 @@
+#include "kernels/conv_direct.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define DISTDL_DIRECT_X86 1
+#endif
+
+namespace distdl::kernels::detail {
+
+namespace {
+
+using idx = std::ptrdiff_t;
+
+// One convolution call in two spatial dimensions (1-d: one row).
+struct plane_problem {
+    idx N = 0, C_in = 0, C_out = 0, L_h = 1, L_w = 1, k_h = 1, k_w = 1, p_h = 0, p_w = 0, m_h = 1, m_w = 1;
+};
+
+plane_problem lift_to_plane(const conv_geometry& g, const shape_t& x_shape) {
+    const shape_t y_shape = conv_output_shape(g, x_shape);
+    plane_problem c;
+    c.N = idx(x_shape[0]);
+    c.C_in = idx(g.in_channels);
+    c.C_out = idx(g.out_channels);
+    const std::size_t w = g.kernel_size.size() - 1, h = w - 1;  // the last dimension is the width
+    c.L_w = idx(x_shape[2 + w]);
+    c.k_w = idx(g.kernel_size[w]);
+    c.p_w = idx(g.padding[w]);
+    c.m_w = idx(y_shape[2 + w]);
+    if (w == 1) {
+        c.L_h = idx(x_shape[2 + h]);
+        c.k_h = idx(g.kernel_size[h]);
+        c.p_h = idx(g.padding[h]);
+        c.m_h = idx(y_shape[2 + h]);
+    }
+    return c;
+}
+
+idx round_up(idx v, idx to) { return (v + to - 1) / to * to; }
+
+// Packs w (C_out × C_in × k_h × k_w) as the forward kernel reads it: [outs / 8 rounded up][ins]
+// [k_h][k_w][8], the 8 output channels of a tile side by side. `flipped_transposed`: for the
+// backward-data pass, whose outputs are the C_in input channels and whose taps are reversed.
+void pack_weights(const float* w, idx C_out, idx C_in, idx taps, bool flipped_transposed, std::vector<float>& packed) {
+    const idx outs = flipped_transposed ? C_in : C_out, ins = flipped_transposed ? C_out : C_in;
+    packed.assign(std::size_t(round_up(outs, 8) * ins * taps), 0.0f);  // keeps its capacity
+    for (idx o = 0; o < outs; ++o)
+        for (idx i = 0; i < ins; ++i)
+            for (idx t = 0; t < taps; ++t)
+                packed[std::size_t((((o / 8) * ins + i) * taps + t) * 8 + o % 8)] =
+                    flipped_transposed ? w[(i * C_in + o) * taps + (taps - 1 - t)] : w[(o * C_in + i) * taps + t];
+}
+
+// One forward-type pass over one image: out[o, i, j] = bias[o] + Σ in[c, i + ky, j + kx] · w.
+struct image_pass {
+    const float* in = nullptr;  // the padded copy, at what output (0, 0) reads with tap (0, 0)
+    idx in_plane = 0, in_stride = 0;
+    idx C_in = 0, C_out = 0, m_h = 0, m_w = 0, k_h = 0, k_w = 0;
+    const float* packed = nullptr;  // pack_weights
+    const float* bias = nullptr;    // C_out, or null
+    float* out = nullptr;           // C_out × m_h × m_w
+};
+
+// The backward-weights pass over one image: sums[c, ky, kx, o] += in[c, i + ky, j + kx] · dy[o, i, j]
+// in 16 lanes (the lanes of j).
+struct weights_pass {
+    const float* in = nullptr;  // the padded copy of x
+    idx in_plane = 0, in_stride = 0;
+    const float* dy = nullptr;  // C_out × m_h rows of dy_stride floats (m_w of them dy)
+    idx dy_stride = 0;
+    idx C_in = 0, C_out = 0, m_h = 0, m_w = 0, k_h = 0, k_w = 0;
+    float* sums = nullptr;  // [C_in][k_h][k_w][C_out][16]
+};
+
+#ifdef DISTDL_DIRECT_X86
+
+#define DISTDL_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx2,fma")))
+
+DISTDL_AVX512 inline __mmask16 first_lanes(idx n) {
+    return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << unsigned(n)) - 1u);
+}
+
+// OCB output channels × NV vectors of 16 output columns of one row; the last vector stored
+// under `last` (the columns that exist).
+template <int OCB, int NV>
+DISTDL_AVX512 void forward_tile(const image_pass& p, const float* in, const float* w, const float* bias, float* out,
+                                __mmask16 last) {
+    __m512 acc[OCB][NV];
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o) {
+        const __m512 b = bias ? _mm512_set1_ps(bias[o]) : _mm512_setzero_ps();
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[o][v] = b;
+    }
+    for (idx c = 0; c < p.C_in; ++c)
+        for (idx ky = 0; ky < p.k_h; ++ky) {
+            const float* row = in + c * p.in_plane + ky * p.in_stride;
+            for (idx kx = 0; kx < p.k_w; ++kx, w += 8) {
+                __m512 xv[NV];
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; ++v) xv[v] = _mm512_loadu_ps(row + kx + 16 * v);
+#pragma GCC unroll 8
+                for (int o = 0; o < OCB; ++o) {
+                    const __m512 wv = _mm512_set1_ps(w[o]);
+#pragma GCC unroll 4
+                    for (int v = 0; v < NV; ++v) acc[o][v] = _mm512_fmadd_ps(wv, xv[v], acc[o][v]);
+                }
+            }
+        }
+    const idx out_plane = p.m_h * p.m_w;
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o) {
+#pragma GCC unroll 4
+        for (int v = 0; v + 1 < NV; ++v) _mm512_storeu_ps(out + o * out_plane + 16 * v, acc[o][v]);
+        _mm512_mask_storeu_ps(out + o * out_plane + 16 * (NV - 1), last, acc[o][NV - 1]);
+    }
+}
+
+// Output row i of output channels oc0 … oc0 + OCB − 1. Few channels take wider tiles, so that
+// at least 8 independent sums hide the latency of the multiply-adds.
+template <int OCB>
+DISTDL_AVX512 void forward_row(const image_pass& p, idx i, idx oc0) {
+    constexpr int NV = OCB <= 2 ? 4 : 2;
+    const float* in = p.in + i * p.in_stride;
+    const float* w = p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8;
+    const float* bias = p.bias ? p.bias + oc0 : nullptr;
+    float* out = p.out + (oc0 * p.m_h + i) * p.m_w;
+    idx j = 0;
+    for (; j + 16 * NV <= p.m_w; j += 16 * NV) forward_tile<OCB, NV>(p, in + j, w, bias, out + j, 0xFFFF);
+    for (; j < p.m_w; j += 16) forward_tile<OCB, 1>(p, in + j, w, bias, out + j, first_lanes(p.m_w - j));
+}
+
+using row_kernel = void (*)(const image_pass&, idx, idx);
+constexpr row_kernel row_kernels[8] = {forward_row<1>, forward_row<2>, forward_row<3>, forward_row<4>,
+                                       forward_row<5>, forward_row<6>, forward_row<7>, forward_row<8>};
+
+// Row by row (the rows one output row reads stay in L1 for every block of output channels).
+void forward_image(const image_pass& p) {
+    for (idx i = 0; i < p.m_h; ++i)
+        for (idx oc0 = 0; oc0 < p.C_out; oc0 += 8) row_kernels[std::min<idx>(8, p.C_out - oc0) - 1](p, i, oc0);
+}
+
+template <int OCB, int KXB, bool MASKED>
+DISTDL_AVX512 inline __attribute__((always_inline)) void weights_step(const float* x, const float* dy, idx dy_plane,
+                                                                      __mmask16 m, __m512 (&s)[OCB][KXB]) {
+    __m512 d[OCB];
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o)
+        d[o] = MASKED ? _mm512_maskz_loadu_ps(m, dy + o * dy_plane) : _mm512_loadu_ps(dy + o * dy_plane);
+    // In registers, each read once: GCC would otherwise fold a load into every multiply-add.
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o) asm("" : "+v"(d[o]));
+#pragma GCC unroll 3
+    for (int kx = 0; kx < KXB; ++kx) {
+        // Masked: the columns past the row's end read as zero (never 0 · inf from stale lanes).
+        const __m512 xv = MASKED ? _mm512_maskz_loadu_ps(m, x + kx) : _mm512_loadu_ps(x + kx);
+#pragma GCC unroll 8
+        for (int o = 0; o < OCB; ++o) s[o][kx] = _mm512_fmadd_ps(d[o], xv, s[o][kx]);
+    }
+}
+
+// Rows i0 … i1 − 1 of the sums of input channel c, kernel row ky, kernel columns kx0 … kx0 +
+// KXB − 1 and output channels oc0 … oc0 + OCB − 1.
+template <int OCB, int KXB>
+DISTDL_AVX512 void weights_tile(const weights_pass& a, idx c, idx ky, idx kx0, idx oc0, idx i0, idx i1) {
+    float* sums = a.sums + (((c * a.k_h + ky) * a.k_w + kx0) * a.C_out + oc0) * 16;
+    __m512 s[OCB][KXB];
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o)
+#pragma GCC unroll 3
+        for (int kx = 0; kx < KXB; ++kx) s[o][kx] = _mm512_loadu_ps(sums + (kx * a.C_out + o) * 16);
+    const idx dy_plane = a.m_h * a.dy_stride, full = a.m_w / 16 * 16;
+    const __mmask16 tail = first_lanes(a.m_w - full);
+    for (idx i = i0; i < i1; ++i) {
+        const float* x = a.in + c * a.in_plane + (i + ky) * a.in_stride + kx0;
+        const float* dy = a.dy + (oc0 * a.m_h + i) * a.dy_stride;
+        for (idx j = 0; j < full; j += 16) weights_step<OCB, KXB, false>(x + j, dy + j, dy_plane, 0xFFFF, s);
+        if (full < a.m_w) weights_step<OCB, KXB, true>(x + full, dy + full, dy_plane, tail, s);
+    }
+#pragma GCC unroll 8
+    for (int o = 0; o < OCB; ++o)
+#pragma GCC unroll 3
+        for (int kx = 0; kx < KXB; ++kx) _mm512_storeu_ps(sums + (kx * a.C_out + o) * 16, s[o][kx]);
+}
+
+using tile_kernel = void (*)(const weights_pass&, idx, idx, idx, idx, idx, idx);
+#define DISTDL_TILES(o) {weights_tile<o, 1>, weights_tile<o, 2>, weights_tile<o, 3>}
+constexpr tile_kernel tile_kernels[4][3] = {DISTDL_TILES(1), DISTDL_TILES(2), DISTDL_TILES(3), DISTDL_TILES(4)};
+#undef DISTDL_TILES
+
+// Tiles of 4 output channels (their dy vectors held in registers: 12 sums + 4 dy + 1 x) over
+// blocks of 8 rows (measured on conv_bench's slices: 8 channels in one tile holds 24 sums but
+// reads dy from memory at every multiply-add, and ran 10-20% slower).
+void weights_image(const weights_pass& a) {
+    constexpr idx channels = 4, block = 8;
+    for (idx i0 = 0; i0 < a.m_h; i0 += block) {
+        const idx i1 = std::min(a.m_h, i0 + block);
+        for (idx oc0 = 0; oc0 < a.C_out; oc0 += channels)
+            for (idx c = 0; c < a.C_in; ++c)
+                for (idx ky = 0; ky < a.k_h; ++ky)
+                    for (idx kx0 = 0; kx0 < a.k_w; kx0 += 3)
+                        tile_kernels[std::min(channels, a.C_out - oc0) - 1][std::min<idx>(3, a.k_w - kx0) - 1](
+                            a, c, ky, kx0, oc0, i0, i1);
+    }
+}
+
+// Copies one image of dy (C × rows × width) into rows of `stride` floats, adding each channel's
+// values into its 16 lanes of `sums` when not null (the bias gradient, read on the way).
+DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx width, idx stride, float* copy, float* sums) {
+    const idx full = width / 16 * 16;
+    const __mmask16 tail = first_lanes(width - full);
+    for (idx c = 0; c < C; ++c) {
+        __m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (idx r = 0; r < rows; ++r) {
+            const float* from = dy + (c * rows + r) * width;
+            float* to = copy + (c * rows + r) * stride;
+            idx j = 0;
+            for (; j + 64 <= full; j += 64)
+#pragma GCC unroll 4
+                for (int v = 0; v < 4; ++v) {
+                    const __m512 value = _mm512_loadu_ps(from + j + 16 * v);
+                    _mm512_store_ps(to + j + 16 * v, value);
+                    s[v] = _mm512_add_ps(s[v], value);
+                }
+            for (; j < full; j += 16) {
+                const __m512 value = _mm512_loadu_ps(from + j);
+                _mm512_store_ps(to + j, value);
+                s[0] = _mm512_add_ps(s[0], value);
+            }
+            if (full < width) {
+                const __m512 value = _mm512_maskz_loadu_ps(tail, from + full);
+                _mm512_mask_storeu_ps(to + full, tail, value);
+                s[1] = _mm512_add_ps(s[1], value);
+            }
+        }
+        if (sums)
+            _mm512_storeu_ps(sums + 16 * c, _mm512_add_ps(_mm512_loadu_ps(sums + 16 * c),
+                                                           _mm512_add_ps(_mm512_add_ps(s[0], s[1]),
+                                                                         _mm512_add_ps(s[2], s[3]))));
+    }
+}
+
+#else  // no x86-64: supports() is false, nothing below runs
+
+[[noreturn]] void unsupported() { throw std::logic_error("direct_convolution: no kernels for this CPU"); }
+void forward_image(const image_pass&) { unsupported(); }
+void weights_image(const weights_pass&) { unsupported(); }
+void copy_rows(const float*, idx, idx, idx, idx, float*, float*) { unsupported(); }
+
+#endif
+
+}  // namespace
+
+bool direct_convolution::cpu_supported() {
+#ifdef DISTDL_DIRECT_X86
+    static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+    return has_avx512;
+#else
+    return false;
+#endif
+}
+
+bool direct_convolution::supports(const conv_geometry& g) {
+    if (g.kernel_size.size() > 2) return false;
+    for (std::size_t e = 0; e < g.kernel_size.size(); ++e)
+        if (g.stride[e] != 1 || g.dilation[e] != 1) return false;
+    return cpu_supported();
+}
+
+const char* direct_convolution::isa() { return "avx512"; }
+
+direct_convolution::direct_convolution(const conv_geometry& g) : g_(g) {}
+
+void direct_convolution::padded_image::prepare(idx c, idx r, idx s, idx h, idx w, idx ph, idx pw) {
+    if (c == channels && r == rows && s == stride && h == height && w == width && ph == pad_h && pw == pad_w) return;
+    channels = c, rows = r, stride = s, height = h, width = w, pad_h = ph, pad_w = pw;
+    data.resize(std::size_t(c * r * s));  // the padding stays zero from here on
+}
+
+void direct_convolution::aligned_floats::resize(std::size_t n) {
+    storage_.assign(n + 15, 0.0f);
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    start_ = storage_.data() + (((64 - address % 64) % 64) / sizeof(float));
+}
+
+void direct_convolution::padded_image::fill(const float* image) {
+    if (width == 0) return;
+    for (idx c = 0; c < channels; ++c)
+        for (idx r = 0; r < height; ++r)
+            std::memcpy(data.data() + c * plane() + (r + pad_h) * stride + pad_w, image + (c * height + r) * width,
+                        std::size_t(width) * sizeof(float));
+}
+
+void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y) {
+    const plane_problem c = lift_to_plane(g_, x_shape);
+    // Rows long enough for the last (partial) vector of 16 outputs to read its taps.
+    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);
+    x_pad_.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
+    pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, false, packed_);
+    image_pass p{x_pad_.data.data(), x_pad_.plane(), stride, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w,
+                 packed_.data(),     b,              nullptr};
+    for (idx n = 0; n < c.N; ++n) {
+        x_pad_.fill(x + n * c.C_in * c.L_h * c.L_w);
+        p.out = y + n * c.C_out * c.m_h * c.m_w;
+        forward_image(p);
+    }
+}
+
+void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx) {
+    const plane_problem c = lift_to_plane(g_, x_shape);
+    // dx = dy, zero-padded by q = k − 1 − p, convolved with the flipped, transposed weights; a
+    // negative q crops instead: the copy is unpadded and read from offset −q.
+    const idx q_h = c.k_h - 1 - c.p_h, q_w = c.k_w - 1 - c.p_w;
+    const idx pad_h = std::max<idx>(q_h, 0), pad_w = std::max<idx>(q_w, 0);
+    const idx off_h = pad_h - q_h, off_w = pad_w - q_w;
+    const idx stride = round_up(std::max(c.m_w + 2 * pad_w, round_up(c.L_w, 16) + c.k_w - 1 + off_w), 16);
+    dy_pad_.prepare(c.C_out, c.m_h + 2 * pad_h, stride, c.m_h, c.m_w, pad_h, pad_w);
+    pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, true, packed_);
+    image_pass p{dy_pad_.data.data() + off_h * stride + off_w,
+                 dy_pad_.plane(),
+                 stride,
+                 c.C_out,
+                 c.C_in,
+                 c.L_h,
+                 c.L_w,
+                 c.k_h,
+                 c.k_w,
+                 packed_.data(),
+                 nullptr,
+                 nullptr};
+    for (idx n = 0; n < c.N; ++n) {
+        dy_pad_.fill(dy + n * c.C_out * c.m_h * c.m_w);
+        p.out = dx + n * c.C_in * c.L_h * c.L_w;
+        forward_image(p);
+    }
+}
+
+void direct_convolution::backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw,
+                                          float* db) {
+    const plane_problem c = lift_to_plane(g_, x_shape);
+    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);  // as forward's
+    x_pad_.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
+    const idx taps = c.k_h * c.k_w;
+    // The weights' partial sums, then the bias's.
+    partial_sums_.resize(std::size_t((c.C_in * taps + 1) * c.C_out * 16));
+    float* bias_sums = db ? partial_sums_.data() + c.C_in * taps * c.C_out * 16 : nullptr;
+    const idx dy_stride = round_up(c.m_w, 16);
+    const std::size_t dy_size = std::size_t(c.C_out * c.m_h * dy_stride);
+    if (dy_size != dy_copy_size_) dy_copy_.resize(dy_copy_size_ = dy_size);
+    weights_pass a{x_pad_.data.data(), x_pad_.plane(), stride,  dy_copy_.data(), dy_stride, c.C_in,
+                   c.C_out,            c.m_h,          c.m_w,   c.k_h,           c.k_w,     partial_sums_.data()};
+    for (idx n = 0; n < c.N; ++n) {
+        x_pad_.fill(x + n * c.C_in * c.L_h * c.L_w);
+        const float* dy_image = dy + n * c.C_out * c.m_h * c.m_w;
+        copy_rows(dy_image, c.C_out, c.m_h, c.m_w, dy_stride, dy_copy_.data(), bias_sums);
+        weights_image(a);
+    }
+    for (idx ci = 0; ci < c.C_in; ++ci)
+        for (idx t = 0; t < taps; ++t)
+            for (idx o = 0; o < c.C_out; ++o) {
+                const float* lanes = partial_sums_.data() + ((ci * taps + t) * c.C_out + o) * 16;
+                float sum = 0;
+                for (int l = 0; l < 16; ++l) sum += lanes[l];
+                dw[(o * c.C_in + ci) * taps + t] += sum;
+            }
+    if (db)
+        for (idx o = 0; o < c.C_out; ++o) {
+            float sum = 0;
+            for (int l = 0; l < 16; ++l) sum += bias_sums[16 * o + l];
+            db[o] += sum;
+        }
+}
+
+}  // namespace distdl::kernels::detail

@@ -1,0 +1,81 @@
+#pragma once
+// Internal: float32 direct convolution for stride 1 and dilation 1 in 1-d and 2-d (1-d runs as
+// 2-d with one row), on the plain row-major tensors, with AVX-512 kernels chosen at run time
+// (the CPU must have AVX-512F; elsewhere supported() is false and the caller uses another engine).
+// Made for narrow channel slices (e.g. 8 channels), where oneDNN runs at half its 16-channel
+// rate.
+//
+//   forward           per output row, a register tile of up to 8 output channels × 2–4 vectors
+//                     of 16 output columns accumulates over input channels and kernel taps
+//                     (weights as broadcast operands), from a zero-padded copy of one image
+//   backward data     stride 1: the forward kernel on dy padded by k−1−p, with the weights
+//                     flipped and transposed
+//   backward weights  per (input channel, kernel row), vector partial sums of up to 4 output
+//                     channels × 3 kernel columns accumulate over blocks of rows of all images
+//                     (dy copied to aligned rows, its sums taken on the way for db); one
+//                     horizontal sum per weight at the end
+//
+// Scratch (padded images, packed weights, partial sums) lives in the object and is reused
+// across calls; one object serves one thread at a time.
+#include <cstddef>
+#include <vector>
+
+#include "kernels/conv_geometry.hpp"
+
+namespace distdl::kernels::detail {
+
+class direct_convolution {
+  public:
+    // Whether this CPU has the instruction set of the kernels (AVX-512F).
+    static bool cpu_supported();
+    // Whether the engine can run this normalized geometry here: 1 or 2 spatial dimensions,
+    // stride 1, dilation 1, and cpu_supported().
+    static bool supports(const conv_geometry& normalized_geometry);
+    // The name of the instruction set the kernels use: "avx512".
+    static const char* isa();
+
+    // Requires supports(g).
+    explicit direct_convolution(const conv_geometry& normalized_geometry);
+
+    // y (overwritten) = w * x + b (b null without bias). Requires C_in > 0.
+    void forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y);
+    // dx (overwritten) = adjoint with respect to x.
+    void backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx);
+    // dw += adjoint with respect to w, db += adjoint with respect to b (db may be null).
+    void backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw, float* db);
+
+    // Zeroed floats starting on a 64-byte boundary, so that vectors of 16 at multiples of 16
+    // never straddle two cache lines (a split load costs two); resize() keeps the capacity.
+    class aligned_floats {
+      public:
+        void resize(std::size_t n);  // every element zero
+        float* data() { return start_; }
+        const float* data() const { return start_; }
+
+      private:
+        std::vector<float> storage_;
+        float* start_ = nullptr;
+    };
+
+    // A zero-padded copy of one image: `channels` planes of `rows` rows of `stride` floats (a
+    // multiple of 16), the data at (pad_h, pad_w); everything else stays zero (reset when the layout changes).
+    struct padded_image {
+        std::ptrdiff_t channels = 0, rows = 0, stride = 0, height = 0, width = 0, pad_h = 0, pad_w = 0;
+        aligned_floats data;
+
+        void prepare(std::ptrdiff_t channels, std::ptrdiff_t rows, std::ptrdiff_t stride, std::ptrdiff_t height,
+                     std::ptrdiff_t width, std::ptrdiff_t pad_h, std::ptrdiff_t pad_w);
+        void fill(const float* image);  // channels × height × width, row-major
+        std::ptrdiff_t plane() const { return rows * stride; }
+    };
+
+  private:
+    conv_geometry g_;
+    padded_image x_pad_, dy_pad_;
+    std::vector<float> packed_;        // weights as the forward kernel reads them
+    aligned_floats partial_sums_;      // backward weights: 16 lanes per weight
+    aligned_floats dy_copy_;           // backward weights: one image of dy, rows of a multiple of 16
+    std::size_t dy_copy_size_ = 0;
+};
+
+}  // namespace distdl::kernels::detail

@@ -1,0 +1,239 @@
+// The float32 direct convolution engine (kernels/conv_direct.hpp), forced through
+// kernels::convolution, against the serial oracle (reference/conv.hpp) on a seeded sweep of
+// 1-d and 2-d stride-1 geometries: 0–17 channels each way, odd and even kernels, padding 0 to
+// beyond the kernel, widths below, at and past multiples of 16, empty batches, bias or none.
+// Where the CPU lacks AVX-512 the engine cannot run: those tests are skipped, visibly.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "kernels/conv_direct.hpp"
+#include "kernels/convolution.hpp"
+#include "reference/conv.hpp"
+#include "tests/kernels/kernel_test_util.hpp"
+
+using namespace distdl;
+
+namespace {
+
+constexpr const char* no_isa = "the CPU has no AVX-512F: the direct engine cannot run here";
+
+std::string describe(const kernels::conv_geometry& g, const shape_t& x_shape) {
+    std::ostringstream out;
+    out << "x " << format_list(x_shape) << " C_out " << g.out_channels << " kernel " << format_list(g.kernel_size)
+        << " padding " << format_list(g.padding) << " bias " << g.bias;
+    return out.str();
+}
+
+tensor<double> in_double(const tensor<float>& t) { return xt::cast<double>(t); }
+tensor<double> absolute(const tensor<double>& t) { return xt::abs(t); }
+
+void expect_direct(const kernels::convolution<float>& conv) { EXPECT_EQ(conv.last_engine(), "direct:avx512"); }
+
+// Every pass twice on one object (the second on reused scratch), each within the rounding bound
+// of its sums (test::rounding_ratio); the passes that reach the engine must report it.
+void check_against_reference(const kernels::conv_geometry& g, const shape_t& x_shape, test::stream& gen) {
+    SCOPED_TRACE(describe(g, x_shape));
+    kernels::convolution<float> conv(g, kernels::conv_engine::direct);
+    const ref::conv_geometry rg{{1}, g.padding, {1}};
+    const auto x = test::random_tensor<float>(x_shape, gen);
+    const auto w = test::random_tensor<float>(conv.weight_shape(), gen);
+    const auto b = test::random_tensor<float>({g.out_channels}, gen);
+    const tensor<float>* bias = g.bias ? &b : nullptr;
+    const shape_t y_shape = ref::conv_output_shape(x_shape, conv.weight_shape(), rg);
+    ASSERT_EQ(conv.output_shape(x_shape), y_shape);
+    const auto dy = test::random_tensor<float>(y_shape, gen);
+    const auto x64 = in_double(x), w64 = in_double(w), b64 = in_double(b), dy64 = in_double(dy);
+    const auto x_abs = absolute(x64), w_abs = absolute(w64), b_abs = absolute(b64), dy_abs = absolute(dy64);
+    std::size_t kernel_volume = 1, positions = y_shape[0];
+    for (auto k : g.kernel_size) kernel_volume *= k;
+    for (std::size_t e = 2; e < y_shape.size(); ++e) positions *= y_shape[e];
+    const std::size_t forward_terms = g.in_channels * kernel_volume + 1, data_terms = g.out_channels * kernel_volume,
+                      weight_terms = positions + 1;
+    // The engine runs unless the convolution has nothing to compute (see kernels/convolution.cpp).
+    const bool y_work = positions * g.out_channels > 0 && g.in_channels > 0;
+    const bool dx_work = x_shape[0] * g.in_channels > 0 && positions * g.out_channels > 0;
+    const bool dw_work = positions * g.out_channels > 0;
+
+    const auto y_exact = ref::conv_forward(x64, w64, g.bias ? &b64 : nullptr, rg);
+    const auto y_magnitude = ref::conv_forward(x_abs, w_abs, g.bias ? &b_abs : nullptr, rg);
+    const auto dx_exact = ref::conv_adjoint_input(dy64, w64, x_shape, rg);
+    const auto dx_magnitude = ref::conv_adjoint_input(dy_abs, w_abs, x_shape, rg);
+    tensor<float> y = test::random_tensor<float>(y_shape, gen), dx = test::random_tensor<float>(x_shape, gen);
+    for (int round = 0; round < 2; ++round) {
+        conv.forward(x, w, bias, y);
+        EXPECT_LE(test::rounding_ratio(y, y_exact, y_magnitude, forward_terms), 1.0) << "forward";
+        if (y_work) expect_direct(conv);
+        conv.backward_data(dy, w, x_shape, dx);
+        EXPECT_LE(test::rounding_ratio(dx, dx_exact, dx_magnitude, data_terms), 1.0) << "backward_data";
+        if (dx_work) expect_direct(conv);
+    }
+    // Gradients accumulate onto what dw and db hold; twice, so the second adds to the first.
+    const auto dw0 = test::random_tensor<float>(conv.weight_shape(), gen);
+    const auto db0 = test::random_tensor<float>({g.out_channels}, gen);
+    tensor<float> dw = dw0, db = db0;
+    const auto dw_once = ref::conv_adjoint_weight(x64, dy64, conv.weight_shape(), rg);
+    const auto dw_once_magnitude = ref::conv_adjoint_weight(x_abs, dy_abs, conv.weight_shape(), rg);
+    const auto db_once = ref::conv_adjoint_bias(dy64), db_once_magnitude = ref::conv_adjoint_bias(dy_abs);
+    for (int round = 1; round <= 2; ++round) {
+        conv.backward_weights(x, dy, dw, g.bias ? &db : nullptr);
+        if (dw_work) expect_direct(conv);
+        const tensor<double> dw_exact = in_double(dw0) + double(round) * dw_once;
+        const tensor<double> dw_magnitude = absolute(in_double(dw0)) + double(round) * dw_once_magnitude;
+        EXPECT_LE(test::rounding_ratio(dw, dw_exact, dw_magnitude, round * weight_terms), 1.0)
+            << "backward_weights, round " << round;
+        if (g.bias) {
+            const tensor<double> db_exact = in_double(db0) + double(round) * db_once;
+            const tensor<double> db_magnitude = absolute(in_double(db0)) + double(round) * db_once_magnitude;
+            EXPECT_LE(test::rounding_ratio(db, db_exact, db_magnitude, round * weight_terms), 1.0)
+                << "bias gradient, round " << round;
+        } else {
+            EXPECT_EQ(db, db0);
+        }
+    }
+}
+
+// A random stride-1 geometry in `dims` dimensions with its input shape.
+void random_case(std::size_t dims, test::stream& gen, kernels::conv_geometry& g, shape_t& x_shape) {
+    g = {};
+    const std::size_t batch = test::pick(gen, 0, 11) == 0 ? 0 : test::pick(gen, 1, 2);
+    g.in_channels = test::pick(gen, 0, 17) == 0 ? 0 : test::pick(gen, 1, 17);
+    g.out_channels = test::pick(gen, 0, 17) == 0 ? 0 : test::pick(gen, 1, 17);
+    g.bias = test::pick(gen, 0, 1) == 1;
+    x_shape = {batch, g.in_channels};
+    for (std::size_t e = 0; e < dims; ++e) {
+        const std::size_t k = test::pick(gen, 1, 4), p = test::pick(gen, 0, k);
+        g.kernel_size.push_back(k);
+        g.padding.push_back(p);
+        const std::size_t min_length = k > 2 * p ? k - 2 * p : (test::pick(gen, 0, 5) == 0 ? 0 : 1);
+        // The width (last dimension) from below one vector of 16 to past two; rows few.
+        const bool width = e + 1 == dims;
+        x_shape.push_back(min_length + test::pick(gen, 0, width ? 40 : 4));
+    }
+}
+
+}  // namespace
+
+TEST(kernel_conv_direct, sweep_2d_matches_reference) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(41);
+    kernels::conv_geometry g;
+    shape_t x_shape;
+    for (int i = 0; i < 60; ++i) {
+        random_case(2, gen, g, x_shape);
+        check_against_reference(g, x_shape, gen);
+    }
+}
+
+TEST(kernel_conv_direct, sweep_1d_matches_reference) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(42);
+    kernels::conv_geometry g;
+    shape_t x_shape;
+    for (int i = 0; i < 40; ++i) {
+        random_case(1, gen, g, x_shape);
+        check_against_reference(g, x_shape, gen);
+    }
+}
+
+TEST(kernel_conv_direct, chosen_shapes_match_reference) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(43);
+    const auto geometry = [](std::size_t c_in, std::size_t c_out, shape_t k, shape_t p, bool bias) {
+        return kernels::conv_geometry{.in_channels = c_in, .out_channels = c_out, .kernel_size = k, .padding = p,
+                                      .bias = bias};
+    };
+    // The benchmark's slices (smaller), every output-channel tile width 1–8 plus a second tile,
+    // exact multiples of 16 and 32 columns, padding beyond the kernel (cropping in backward data).
+    check_against_reference(geometry(8, 8, {3, 3}, {1, 1}, true), {2, 8, 7, 64}, gen);
+    check_against_reference(geometry(8, 16, {3, 3}, {0, 1}, true), {1, 8, 6, 48}, gen);
+    for (std::size_t c_out = 1; c_out <= 9; ++c_out)
+        check_against_reference(geometry(3, c_out, {3, 3}, {1, 1}, c_out % 2 == 0), {1, 3, 3, 35}, gen);
+    check_against_reference(geometry(5, 17, {2, 5}, {3, 6}, true), {2, 5, 4, 16}, gen);
+    check_against_reference(geometry(16, 16, {1, 1}, {0, 0}, false), {1, 16, 2, 32}, gen);
+    check_against_reference(geometry(2, 3, {4, 7}, {0, 0}, true), {1, 2, 4, 7}, gen);  // output 1 × 1
+}
+
+// The same object across input shapes: the padded copies are re-laid-out, never stale.
+TEST(kernel_conv_direct, one_object_across_input_shapes) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(44);
+    const kernels::conv_geometry g{.in_channels = 4, .out_channels = 6, .kernel_size = {3, 3}, .padding = {1},
+                                   .bias = true};
+    kernels::convolution<float> conv(g, kernels::conv_engine::direct);
+    const ref::conv_geometry rg{{1}, {1}, {1}};
+    const auto w = test::random_tensor<float>(conv.weight_shape(), gen);
+    const auto b = test::random_tensor<float>({6}, gen);
+    const auto b64 = in_double(b), w64 = in_double(w);
+    for (const shape_t& x_shape : {shape_t{1, 4, 5, 40}, shape_t{2, 4, 3, 9}, shape_t{1, 4, 6, 40}}) {
+        SCOPED_TRACE(format_list(x_shape));
+        const auto x = test::random_tensor<float>(x_shape, gen);
+        tensor<float> y, dx;
+        conv.forward(x, w, &b, y);
+        expect_direct(conv);
+        const auto x64 = in_double(x);
+        EXPECT_LE(test::rounding_ratio(y, ref::conv_forward(x64, w64, &b64, rg),
+                                       ref::conv_forward(absolute(x64), absolute(w64), &b64, rg), 4 * 9 + 1),
+                  1.0);
+        conv.backward_data(y, w, x_shape, dx);
+        const auto y64 = in_double(y);
+        EXPECT_LE(test::rounding_ratio(dx, ref::conv_adjoint_input(y64, w64, x_shape, rg),
+                                       ref::conv_adjoint_input(absolute(y64), absolute(w64), x_shape, rg), 6 * 9),
+                  1.0);
+    }
+}
+
+// backward() gives the bits of backward_data + backward_weights.
+TEST(kernel_conv_direct, combined_backward_equals_the_separate_passes) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(45);
+    const kernels::conv_geometry g{.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .padding = {1},
+                                   .bias = true};
+    kernels::convolution<float> together(g, kernels::conv_engine::direct), apart(g, kernels::conv_engine::direct);
+    const auto x = test::random_tensor<float>({2, 8, 9, 21}, gen);
+    const auto w = test::random_tensor<float>(together.weight_shape(), gen);
+    const auto b = test::random_tensor<float>({8}, gen);
+    const auto dy = test::random_tensor<float>(together.output_shape(shape_of(x)), gen);
+    tensor<float> y, dx1, dx2, dw1 = xt::zeros<float>(together.weight_shape()), dw2 = dw1;
+    tensor<float> db1 = xt::zeros<float>(shape_t{8}), db2 = db1;
+    together.forward(x, w, &b, y);
+    together.backward(x, dy, w, dx1, dw1, &db1);
+    expect_direct(together);
+    apart.backward_data(dy, w, shape_of(x), dx2);
+    apart.backward_weights(x, dy, dw2, &db2);
+    EXPECT_EQ(dx1, dx2);
+    EXPECT_EQ(dw1, dw2);
+    EXPECT_EQ(db1, db2);
+}
+
+// conv_engine::automatic takes the direct engine for narrow channel slices and oneDNN for 16 → 16;
+// a forced direct engine leaves what it cannot run (3-d, stride 2) to the others.
+TEST(kernel_conv_direct, engine_selection) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(46);
+    const auto run_forward = [&](const kernels::conv_geometry& g, const shape_t& x_shape, kernels::conv_engine e) {
+        kernels::convolution<float> conv(g, e);
+        const auto x = test::random_tensor<float>(x_shape, gen);
+        const auto w = test::random_tensor<float>(conv.weight_shape(), gen);
+        tensor<float> y;
+        conv.forward(x, w, nullptr, y);
+        return conv.last_engine();
+    };
+    using kernels::conv_engine;
+    EXPECT_EQ(run_forward({.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .padding = {1}}, {1, 8, 8, 20},
+                          conv_engine::automatic),
+              "direct:avx512");
+    EXPECT_EQ(run_forward({.in_channels = 8, .out_channels = 16, .kernel_size = {3, 3}}, {1, 8, 8, 20},
+                          conv_engine::automatic),
+              "direct:avx512");
+    EXPECT_EQ(run_forward({.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .padding = {1}},
+                          {1, 16, 8, 20}, conv_engine::automatic)
+                  .rfind("onednn:", 0),
+              0u);
+    EXPECT_NE(run_forward({.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .stride = {2}}, {1, 8, 8, 20},
+                          conv_engine::direct),
+              "direct:avx512");
+    EXPECT_NE(run_forward({.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3, 3}}, {1, 8, 4, 4, 20},
+                          conv_engine::direct),
+              "direct:avx512");
+}
