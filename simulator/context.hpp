@@ -21,12 +21,18 @@ namespace distdl::sim {
 // A message sent and not yet received. Its data is copied while it is `in_flight` (outside the
 // lock, by the sender): straight into the receive buffer when that receive was already posted
 // (`delivered`), otherwise into a pooled buffer that the receive copies from and gives back.
+// A large message whose receive was not posted at isend is `deferred` instead: its data stays
+// in the send buffer (only the sending rank's own thread ever reads it) until the sender's next
+// blocking call moves it, straight into the receive buffer if that has been posted by then.
 struct message {
     dtype type = dtype::byte;
     std::size_t count = 0;
     bool in_flight = false;
     bool delivered = false;
     message_buffer data;  // buffered messages only
+    const void* deferred = nullptr;        // the send buffer while the data is still there
+    std::uint64_t deferred_fingerprint = 0;  // its fingerprint at isend
+    int sender_world = -1;                 // the world rank to wake when its receive is posted
 };
 
 // Where a posted receive wants its message.

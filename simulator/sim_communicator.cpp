@@ -30,6 +30,8 @@ class sim_request : public request_state {
     }
     // "a receive from rank 1 with tag 5 on context 0 (world ranks [0-3])"
     virtual std::string describe() const = 0;
+    // Read by the owning rank only (which alone marks it).
+    bool waited() const { return waited_; }
 
   protected:
     std::shared_ptr<world> owner_;
@@ -51,22 +53,104 @@ class sim_request : public request_state {
     bool waited_ = false;
 };
 
+std::string modified_send(const context_state& context, int source, int dest, int tag, std::size_t count, dtype type) {
+    return "sim: " + who(context, source) + " modified the buffer of its isend (a send of " + std::to_string(count) +
+           " x " + to_string(type) + " to " + who(context, dest) + " with tag " + std::to_string(tag) + " on " +
+           name(context) + ") before the send completed in wait_all; under MPI the receiver could get the old " +
+           "data, the new data or a mixture";
+}
+
+// Moves one deferred message (context.hpp) out of its send buffer; called by the sending rank
+// only, with the lock held (let go during the copy): straight into its receive buffer if that
+// has been posted, else, if `or_buffer`, into pooled storage. Returns false if it stays
+// deferred. A buffer that lost its isend fingerprint sets `modified` (its description). The
+// receiver, if it may continue now, is added to `wake`.
+bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const deferred_send& d, bool or_buffer,
+                           std::string& modified, std::vector<int>& wake) {
+    context_state& context = *d.context;
+    auto ch = context.channels.find(d.channel);
+    if (ch == context.channels.end()) return true;
+    auto found = ch->second.pending.find(d.number);
+    if (found == ch->second.pending.end() || found->second.deferred == nullptr) return true;
+    message& m = found->second;
+    const std::size_t bytes = m.count * size_of(m.type);
+    void* to = nullptr;
+    if (auto posted = ch->second.posted.find(d.number); posted != ch->second.posted.end()) {
+        if (posted->second.type == m.type && posted->second.count == m.count) {
+            to = posted->second.buf;
+            m.delivered = true;
+        }  // else the receive reports the mismatch; no data moves
+        ch->second.posted.erase(posted);
+    } else if (!or_buffer) {
+        return false;
+    } else {
+        m.data = w.pool().take(bytes);
+        to = m.data.bytes.get();
+    }
+    const void* from = m.deferred;
+    m.deferred = nullptr;
+    if (to != nullptr) {
+        m.in_flight = true;  // the receive is not ready, and waits before its buffer goes away
+        held.unlock();
+        const std::uint64_t copied = copy_with_fingerprint(to, from, bytes);
+        held.lock();
+        m.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
+        const auto& [dest, source, tag] = d.channel;
+        if (copied != m.deferred_fingerprint && modified.empty())
+            modified = modified_send(context, source, dest, tag, m.count, m.type);
+    }
+    const int dest_world = context.members[static_cast<std::size_t>(std::get<0>(d.channel))];
+    if (w.mark_woken(dest_world)) wake.push_back(dest_world);
+    return true;
+}
+
 // Sends are buffered: the data is on its way once they exist. `copied` is the fingerprint of
-// the buffer taken while isend copied it; the wait checks that the buffer still has it.
+// the buffer taken while isend copied it; the wait checks that the buffer still has it. A
+// deferred send's buffer is checked when its data moves instead (in a blocking call of its
+// rank, at the latest in its wait).
 class send_request final : public sim_request {
   public:
     send_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank, int dest, int tag,
-                 const void* buf, std::size_t count, dtype type, std::uint64_t copied)
-        : sim_request(std::move(owner), std::move(context), rank), dest_(dest), tag_(tag), buf_(buf), count_(count),
-          type_(type), fingerprint_(copied) {}
-    ~send_request() override { report_if_unwaited(); }
+                 std::uint64_t number, const void* buf, std::size_t count, dtype type, std::uint64_t copied,
+                 bool deferred)
+        : sim_request(std::move(owner), std::move(context), rank), dest_(dest), tag_(tag), number_(number), buf_(buf),
+          count_(count), type_(type), fingerprint_(copied), deferred_(deferred) {}
+    ~send_request() override {
+        // Dropped without a wait: a deferred message still in the buffer is buffered now, so
+        // that its receiver gets it (the dropped request is reported at the end of the world).
+        if (deferred_ && !waited()) {
+            try {
+                auto held = owner_->lock();
+                owner_->throw_if_aborted();
+                const int me = context_->members[static_cast<std::size_t>(rank_)];
+                auto& list = owner_->deferred(me);
+                std::string modified;
+                std::vector<int> wake;
+                for (auto it = list.begin(); it != list.end(); ++it) {
+                    if (it->context != context_ || it->channel != std::make_tuple(dest_, rank_, tag_) ||
+                        it->number != number_)
+                        continue;
+                    const deferred_send d = *it;
+                    list.erase(it);
+                    move_deferred_message(*owner_, held, d, true, modified, wake);
+                    break;
+                }
+                held.unlock();
+                for (int w : wake) owner_->signal(w);
+            } catch (...) {
+                // The world ended or was aborted: nobody waits for the message any more.
+            }
+        }
+        report_if_unwaited();
+    }
 
-    // Throws sim::send_buffer_modified if the buffer changed since isend.
+    bool deferred() const { return deferred_; }
+
+    // Throws sim::send_buffer_modified if the buffer changed since isend (not for a deferred
+    // send: its check is part of moving its data).
     void verify_buffer() const {
-        if (fingerprint(buf_, count_ * size_of(type_)) == fingerprint_) return;
-        throw send_buffer_modified("sim: " + who(*context_, rank_) + " modified the buffer of its isend (" +
-                                   describe() + ") before the send completed in wait_all; under MPI the receiver " +
-                                   "could get the old data, the new data or a mixture");
+        if (deferred_ || fingerprint(buf_, count_ * size_of(type_)) == fingerprint_) return;
+        throw send_buffer_modified(modified_send(*context_, rank_, dest_, tag_, count_, type_));
     }
 
     std::string describe() const override {
@@ -76,10 +160,12 @@ class send_request final : public sim_request {
 
   private:
     int dest_, tag_;
+    std::uint64_t number_;
     const void* buf_;
     std::size_t count_;
     dtype type_;
     std::uint64_t fingerprint_;
+    bool deferred_;
 };
 
 class recv_request final : public sim_request {
@@ -89,6 +175,8 @@ class recv_request final : public sim_request {
         : sim_request(std::move(owner), std::move(context), dest), source_(source), tag_(tag), number_(number),
           buf_(buf), count_(count), type_(type) {}
     ~recv_request() override {
+        // A completed receive has taken its message: no sender refers to its buffer any more.
+        if (waited()) return;
         // A sender may be copying into this receive's buffer right now: let it finish before
         // the buffer can go away, and let no later sender start.
         try {
@@ -111,13 +199,15 @@ class recv_request final : public sim_request {
 
     posted_receive target() const { return {buf_, count_, type_}; }
 
-    // Caller holds the lock.
-    bool ready() const {
+    // The matched message once it has fully arrived, else null. Caller holds the lock.
+    const message* arrived() const {
         auto it = context_->channels.find({rank_, source_, tag_});
-        if (it == context_->channels.end()) return false;
+        if (it == context_->channels.end()) return nullptr;
         auto m = it->second.pending.find(number_);
-        return m != it->second.pending.end() && !m->second.in_flight;
+        if (m == it->second.pending.end() || m->second.in_flight || m->second.deferred != nullptr) return nullptr;
+        return &m->second;
     }
+    bool ready() const { return arrived() != nullptr; }
 
     // Takes the matched message off its channel. Caller holds the lock; ready() holds.
     message take() {
@@ -157,6 +247,19 @@ class recv_request final : public sim_request {
     dtype type_;
 };
 
+// A send at most this large copies its data while holding the world lock: letting the lock
+// go and taking it again would cost more than the copy (and another rank a wait on the lock).
+constexpr std::size_t copy_unlocked_bytes = 16 * 1024;
+
+// A send at least this large whose receive is not posted yet is deferred (context.hpp): its
+// data moves once, from the send buffer into the receive buffer, instead of twice through
+// pooled storage.
+constexpr std::size_t deferred_bytes = 64 * 1024;
+
+// A buffered message at least this large is copied out as soon as it arrives, without
+// waiting for the other receives of the same wait_all.
+constexpr std::size_t early_copy_out_bytes = 64 * 1024;
+
 // The per-rank key of a member set (sorted): a 64-bit hash, so that a rank does not keep a
 // copy of every member list it created (O(n) per rank, O(n^2) per world).
 std::uint64_t member_set_key(const std::vector<int>& sorted) {
@@ -192,12 +295,31 @@ request sim_communicator::do_isend(const void* buf, std::size_t count, dtype typ
     // the message marked in flight (its receive is not ready, its channel not dropped).
     void* to = nullptr;
     message m{type, count, true, false, {}};
+    bool receive_posted = false;
     if (auto posted = ch.posted.find(number); posted != ch.posted.end()) {
+        receive_posted = true;
         if (posted->second.type == type && posted->second.count == count) {
             to = posted->second.buf;
             m.delivered = true;
         }
         ch.posted.erase(posted);
+    }
+    if (!receive_posted && bytes >= deferred_bytes) {
+        // Only its fingerprint is taken now (in flight meanwhile: not ready, nor movable).
+        m.deferred = buf;
+        m.sender_world = world_rank();
+        message& queued = ch.pending.emplace(number, std::move(m)).first->second;
+        world_->deferred(world_rank()).push_back({context_, {dest, rank_, tag}, number});
+        world_->request_created();
+        held.unlock();
+        const std::uint64_t taken = fingerprint(buf, bytes);
+        held.lock();
+        queued.deferred_fingerprint = taken;
+        queued.in_flight = false;
+        const bool wake = world_->mark_woken(dest_world);  // a dropped receive may wait for in_flight
+        held.unlock();
+        if (wake) world_->signal(dest_world);
+        return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, count, type, taken, true);
     }
     if (!m.delivered && bytes > 0) {
         m.data = world_->pool().take(bytes);
@@ -206,16 +328,18 @@ request sim_communicator::do_isend(const void* buf, std::size_t count, dtype typ
     message& queued = ch.pending.emplace(number, std::move(m)).first->second;
     world_->request_created();
     std::uint64_t copied = fingerprint(buf, 0);
-    if (bytes > 0) {
+    if (bytes > copy_unlocked_bytes) {
         held.unlock();
         copied = copy_with_fingerprint(to, buf, bytes);
         held.lock();
+    } else if (bytes > 0) {
+        copied = copy_with_fingerprint(to, buf, bytes);
     }
     queued.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
     const bool wake = world_->mark_woken(dest_world);
     held.unlock();
     if (wake) world_->signal(dest_world);
-    return std::make_unique<send_request>(world_, context_, rank_, dest, tag, buf, count, type, copied);
+    return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, count, type, copied, false);
 }
 
 request sim_communicator::do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) {
@@ -224,8 +348,19 @@ request sim_communicator::do_irecv(void* buf, std::size_t count, dtype type, int
     auto& ch = context_->channels[{rank_, source, tag}];
     const std::uint64_t number = ch.next_recv++;
     auto posted = std::make_unique<recv_request>(world_, context_, rank_, source, tag, number, buf, count, type);
-    if (number >= ch.next_send) ch.posted.emplace(number, posted->target());
+    // Posted for a message not sent yet, or for a deferred one: its sender then moves the data
+    // straight here (woken if it waits).
+    int sender_to_wake = -1;
+    if (number < ch.next_send) {
+        auto m = ch.pending.find(number);
+        if (m != ch.pending.end() && m->second.deferred != nullptr) sender_to_wake = m->second.sender_world;
+    }
+    if (number >= ch.next_send || sender_to_wake >= 0) ch.posted.emplace(number, posted->target());
     world_->request_created();
+    if (sender_to_wake >= 0 && world_->mark_woken(sender_to_wake)) {
+        held.unlock();
+        world_->signal(sender_to_wake);
+    }
     return posted;
 }
 
@@ -245,8 +380,22 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         send->verify_buffer();
         send->mark_waited();
     }
-    const std::function<bool()> any_ready = [&] {
-        return std::any_of(pending.begin(), pending.end(), [](const recv_request* r) { return r->ready(); });
+    // Deferred sends move now if their receives are posted (all of them if no receive is
+    // awaited), the others as their receives get posted while this rank waits, and what is
+    // left once the receives are done goes into pooled storage: a wait never blocks on a send.
+    move_deferred(held, pending.empty());
+    // Woken once every receive is ready, or earlier for a large buffered message (copying it
+    // out overlaps with the others' arrival): a small exchange costs one wake-up, not one per
+    // message.
+    const std::function<bool()> ready_enough = [&] {
+        if (deferred_receivable()) return true;
+        bool all = true;
+        for (const recv_request* r : pending) {
+            const message* m = r->arrived();
+            if (m == nullptr) all = false;
+            else if (!m->delivered && m->data.capacity >= early_copy_out_bytes) return true;
+        }
+        return all;
     };
     const std::function<std::string()> describe = [&] {
         std::string out = "waits in wait_all for ";
@@ -255,23 +404,53 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
     };
     std::vector<std::pair<recv_request*, message>> arrived;
     while (!pending.empty()) {
-        world_->wait_until(held, world_rank(), any_ready, describe);
+        world_->wait_until(held, world_rank(), ready_enough, describe);
+        move_deferred(held, false);
         arrived.clear();
+        std::size_t buffered_bytes = 0;
         for (auto it = pending.begin(); it != pending.end();) {
             if ((*it)->ready()) {
                 (*it)->mark_waited();
                 arrived.emplace_back(*it, (*it)->take());
+                buffered_bytes += arrived.back().second.data.capacity;
                 it = pending.erase(it);
             } else {
                 ++it;
             }
         }
-        // Buffered data is copied out without the lock (the receive buffers are this rank's).
-        held.unlock();
+        // Buffered data is copied out without the lock (the receive buffers are this rank's),
+        // unless it is so little that letting the lock go would cost more.
+        const bool unlocked = buffered_bytes > copy_unlocked_bytes;
+        if (unlocked) held.unlock();
         for (const auto& [r, m] : arrived) r->copy_in(m);
-        held.lock();
+        if (unlocked) held.lock();
         for (auto& entry : arrived) world_->pool().give(std::move(entry.second.data));
     }
+    move_deferred(held, true);
+}
+
+bool sim_communicator::deferred_receivable() const {
+    for (const auto& d : world_->deferred(world_rank())) {
+        auto ch = d.context->channels.find(d.channel);
+        if (ch != d.context->channels.end() && ch->second.posted.count(d.number) != 0) return true;
+    }
+    return false;
+}
+
+void sim_communicator::move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer) {
+    auto& list = world_->deferred(world_rank());
+    if (list.empty()) return;
+    std::string modified;
+    std::vector<int> wake;
+    for (std::size_t i = 0; i < list.size();) {
+        const deferred_send d = list[i];  // only this rank's thread changes the list
+        if (move_deferred_message(*world_, held, d, or_buffer, modified, wake))
+            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+        else
+            ++i;
+    }
+    signal_unlocked(held, wake);
+    if (!modified.empty()) throw send_buffer_modified(modified);
 }
 
 void sim_communicator::run_collective(collective_call call) {
@@ -279,6 +458,7 @@ void sim_communicator::run_collective(collective_call call) {
     const int n = size();
     auto held = world_->lock();
     world_->throw_if_aborted();
+    move_deferred(held, true);  // no blocking call leaves a deferred send waiting on this rank
     auto& slot = context_->collectives[number];
     if (slot.calls.empty()) slot.calls.resize(static_cast<std::size_t>(n));
     slot.calls[static_cast<std::size_t>(rank_)] = std::move(call);
@@ -453,6 +633,7 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
 
     auto held = world_->lock();
     world_->throw_if_aborted();
+    move_deferred(held, true);
     auto& slot = context_->creations[key];
     if (slot.arrived.empty()) slot.list = ranks;
     slot.arrived.push_back(rank_);

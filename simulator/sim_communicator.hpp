@@ -1,7 +1,9 @@
 #pragma once
 // The simulator's communicator: one object per rank per context. Sends are buffered (the data
 // is copied at isend: into the receive buffer if that receive is already posted, else into
-// pooled storage), receives complete in wait_all, collectives meet in a rendezvous slot
+// pooled storage; a large send whose receive is not posted yet is deferred: its data moves in
+// the sender's next blocking call, straight into the receive buffer once that is posted, so
+// no wait ever blocks on a send), receives complete in wait_all, collectives meet in a rendezvous slot
 // numbered by the communicator's own call count (large ones then move their data in parallel,
 // each member its own share), sub-communicators in a creation slot of the parent context keyed
 // by the member set.
@@ -44,6 +46,13 @@ class sim_communicator final : public communicator {
     // Signals ranks marked woken (world::mark_woken) with the lock released, then retakes it:
     // woken ranks find the lock free instead of blocking on it again, one after another.
     void signal_unlocked(std::unique_lock<std::mutex>& held, const std::vector<int>& world_ranks);
+    // This rank's deferred sends (context.hpp; of any of its communicators): moves each whose
+    // receive is posted, and with `or_buffer` the others into pooled storage. Caller holds the
+    // lock (let go during copies). Throws sim::send_buffer_modified if a moved buffer lost its
+    // isend fingerprint.
+    void move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer);
+    // Whether one of them has its receive posted (caller holds the lock).
+    bool deferred_receivable() const;
 
     std::shared_ptr<world> world_;
     std::shared_ptr<context_state> context_;

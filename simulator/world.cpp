@@ -43,11 +43,26 @@ bool world::mark_woken(int world_rank) {
     auto& r = ranks_[static_cast<std::size_t>(world_rank)];
     if (r.blocked) {
         if (r.woken) return false;  // already signalled
+        // Not ready yet (one of several awaited messages came): it stays blocked, which saves
+        // it a wake-up, and keeps it counted as blocked.
+        if (!aborted_ && !(*r.ready)()) return false;
         r.woken = true;
         r.woken_hint.store(true, std::memory_order_release);
         ++running_;
     }
     return true;  // a rank not counted as blocked may be in wait_for_peers
+}
+
+std::unique_lock<std::mutex> world::lock() {
+    // A rank that finds the lock taken yields a few times before it sleeps on it: the holder
+    // keeps it for a few hundred nanoseconds, and a sleeping rank costs its wakers a futex
+    // call and itself a trip through the scheduler's sleep path, as in spin_for_wake.
+    constexpr int yields_before_sleeping = 50;
+    for (int i = 0; i < yields_before_sleeping; ++i) {
+        if (mutex_.try_lock()) return std::unique_lock<std::mutex>(mutex_, std::adopt_lock);
+        std::this_thread::yield();
+    }
+    return std::unique_lock<std::mutex>(mutex_);
 }
 
 void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready,

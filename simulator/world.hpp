@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,13 @@ namespace distdl::sim {
 
 struct context_state;
 
+// A deferred message (context.hpp, struct message) of one sending rank: where it waits.
+struct deferred_send {
+    std::shared_ptr<context_state> context;
+    std::tuple<int, int, int> channel;  // (dest, source, tag) in the context
+    std::uint64_t number;               // the message's number in its channel
+};
+
 class world {
   public:
     explicit world(int nranks);
@@ -35,7 +43,7 @@ class world {
     world& operator=(const world&) = delete;
 
     int size() const { return static_cast<int>(ranks_.size()); }
-    std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mutex_); }
+    std::unique_lock<std::mutex> lock();
 
     // --- The caller holds the lock. ---
 
@@ -45,7 +53,8 @@ class world {
     int next_context_id() { return next_context_id_++; }
     // Keeps the context for the end-of-world check (messages never received).
     void register_context(std::shared_ptr<context_state> context) { contexts_.push_back(std::move(context)); }
-    // Wakes a rank that may be able to continue.
+    // Wakes a rank that may be able to continue (a rank blocked in wait_until only once its
+    // ready() holds).
     void notify(int world_rank);
     // The same in two steps, so that the signal can be sent after the lock is released (a rank
     // signalled under the lock wakes only to block on it again): marks the rank woken and says
@@ -64,6 +73,9 @@ class world {
     void wait_for_peers(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready);
     // Storage for buffered messages.
     buffer_pool& pool() { return pool_; }
+    // The deferred messages the rank sent that are still in its send buffers (only that rank's
+    // thread changes its list).
+    std::vector<deferred_send>& deferred(int world_rank) { return ranks_[static_cast<std::size_t>(world_rank)].deferred; }
     // A request was created / was completed by wait_all.
     void request_created() { ++live_requests_; }
     void request_waited() { --live_requests_; }
@@ -93,6 +105,7 @@ class world {
         bool finished = false;
         const std::function<bool()>* ready = nullptr;
         const std::function<std::string()>* describe = nullptr;
+        std::vector<deferred_send> deferred;
     };
 
     void abort_locked(bool deadlocked, const std::string& reason);
