@@ -13,7 +13,10 @@
 // the box-exchange engine, core/detail/box_exchange.hpp; the rest from x). The adjoint adds the
 // rim slabs' gradients into a gradient buffer, adds its own part into dx and sends the ghosts
 // back to their owners (added there). Buffers are members, allocated once, never zero-filled
-// whole (pages nobody reads are never touched).
+// whole (pages nobody reads are never touched). Along the last dimension there are no rim
+// slabs: the ghost columns beside the piece come in dense side arrays (kernels::pool_sides)
+// that the interior's row sweep reads, so whole output rows are interior (a column of rim
+// outputs would cost a cache line per row in every pass over it).
 //
 // Direct mode: when no worker's window reaches outside its piece, nothing moves and only the
 // per-call shape check is agreed (a two-word status all-reduce).
