@@ -142,7 +142,8 @@ enum source : int { from_x = 0, from_left = 1, from_right = 2 };
 // end(q_row) last — and every valid kernel offset (t0, t1, t2) of that row in row-major order,
 // calls tap(q_row, source, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi)
 // read that source's plane at offset base + s2·j2 (an offset t2 reaching both the side columns
-// and the array is one call per source, left first). Per output entry, the taps come in
+// and the array is one call per source, left first; empty ranges are skipped, so no pointer
+// is ever formed into an empty array). Per output entry, the taps come in
 // row-major window order. begin/end cover the row's box part [jb2, je2).
 template <class Begin, class Tap, class End>
 void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
@@ -176,7 +177,7 @@ void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
                     if (!sides) {
                         for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
                             const ranges& q = per_t2[t2];
-                            tap(q_row, from_x, row + q.off, q.lo, q.hi);
+                            if (q.lo < q.hi) tap(q_row, from_x, row + q.off, q.lo, q.hi);
                         }
                         continue;
                     }
@@ -184,7 +185,7 @@ void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
                         const ranges& q = per_t2[t2];
                         if (q.left_lo < q.left_hi)
                             tap(q_row, from_left, r * c.left + c.left + q.off, q.left_lo, q.left_hi);
-                        tap(q_row, from_x, row + q.off, q.lo, q.hi);
+                        if (q.lo < q.hi) tap(q_row, from_x, row + q.off, q.lo, q.hi);
                         if (q.right_lo < q.right_hi)
                             tap(q_row, from_right, r * c.right + q.off - c.L[2], q.right_lo, q.right_hi);
                     }
