@@ -63,9 +63,11 @@ struct pool_plan {
     std::array<std::int64_t, 3> L{1, 1, 1}, m{1, 1, 1}, s{1, 1, 1}, p{0, 0, 0}, d{1, 1, 1}, k{1, 1, 1};
     std::array<std::int64_t, 3> jb{0, 0, 0}, je{1, 1, 1};
     std::array<std::vector<std::int64_t>, 3> lo, hi;
+    std::int64_t left = 0, right = 0;  // widths of the side columns (pool_sides)
 
     pool_plan(const pool_geometry& g, const shape_t& x_shape, const shape_t& y_shape, const pool_region& r,
-              const char* layer) {
+              const char* layer, std::size_t left_width = 0, std::size_t right_width = 0)
+        : left(std::int64_t(left_width)), right(std::int64_t(right_width)) {
         const std::size_t dims = g.kernel_size.size();
         DISTDL_REQUIRE(x_shape.size() == dims + 2 && y_shape.size() == dims + 2 && x_shape[0] == y_shape[0] &&
                            x_shape[1] == y_shape[1] && r.offset.size() == dims && r.start.size() == dims &&
@@ -88,9 +90,10 @@ struct pool_plan {
             jb[a] = std::int64_t(r.start[e]);
             je[a] = std::int64_t(r.stop[e]);
         }
-        DISTDL_REQUIRE(L[0] * L[1] * L[2] <= std::int64_t(INT32_MAX),
-                       layer << ": input planes of " << L[0] * L[1] * L[2] << " elements (shape "
-                             << format_list(x_shape) << ") exceed the 2^31 − 1 the saved maxima can index");
+        DISTDL_REQUIRE(L[0] * L[1] * (L[2] + left + right) <= std::int64_t(INT32_MAX),
+                       layer << ": input planes of " << L[0] * L[1] * (L[2] + left + right) << " elements (shape "
+                             << format_list(x_shape) << " with " << left + right
+                             << " side columns) exceed the 2^31 − 1 the saved maxima can index");
         for (int a = 0; a < 3; ++a) {
             lo[a].resize(std::size_t(m[a]));
             hi[a].resize(std::size_t(m[a]));
@@ -107,6 +110,8 @@ struct pool_plan {
     }
     bool empty() const { return planes == 0 || je[0] <= jb[0] || je[1] <= jb[1] || je[2] <= jb[2]; }
     std::int64_t in_volume() const { return L[0] * L[1] * L[2]; }
+    std::int64_t left_volume() const { return L[0] * L[1] * left; }
+    std::int64_t right_volume() const { return L[0] * L[1] * right; }
     std::int64_t out_volume() const { return m[0] * m[1] * m[2]; }
     std::int64_t index(int a, std::int64_t j, std::int64_t t) const { return s[a] * j + d[a] * t - p[a]; }
 };
@@ -121,32 +126,69 @@ pool_region whole(const pool_geometry& g, const shape_t& y_shape) {
     return r;
 }
 
+// The outputs j in the box [jb, je) whose input index s·j + off lies in [a, b).
+void outputs_reading(std::int64_t s, std::int64_t off, std::int64_t a, std::int64_t b, std::int64_t jb,
+                     std::int64_t je, std::int64_t& lo, std::int64_t& hi) {
+    lo = a - off <= 0 ? 0 : (a - off + s - 1) / s;
+    hi = b - off <= 0 ? 0 : (b - off + s - 1) / s;
+    lo = std::clamp(lo, jb, je);
+    hi = std::clamp(hi, lo, je);
+}
+
+// Where a tap reads: the input array itself or one of its side columns (pool_sides).
+enum source : int { from_x = 0, from_left = 1, from_right = 2 };
+
 // Row-wise walk of one plane: for every output row (j0, j1) of the box — begin(q_row) first,
 // end(q_row) last — and every valid kernel offset (t0, t1, t2) of that row in row-major order,
-// calls tap(q_row, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi) read the
-// input at offset base + s2·j2. Per output entry, the taps come in row-major window order.
-// begin/end cover the row's box part [jb2, je2).
+// calls tap(q_row, source, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi)
+// read that source's plane at offset base + s2·j2 (an offset t2 reaching both the side columns
+// and the array is one call per source, left first; empty ranges are skipped, so no pointer
+// is ever formed into an empty array). Per output entry, the taps come in
+// row-major window order. begin/end cover the row's box part [jb2, je2).
 template <class Begin, class Tap, class End>
 void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
-    // Valid j2 range of every t2: 0 <= s2·j2 + d2·t2 − p2 < L2, within the box.
-    std::vector<std::int64_t> j_lo(std::size_t(c.k[2])), j_hi(std::size_t(c.k[2]));
-    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
-        const std::int64_t off = c.d[2] * t2 - c.p[2];
-        std::int64_t lo = off >= 0 ? 0 : (-off + c.s[2] - 1) / c.s[2];
-        std::int64_t hi = c.L[2] - 1 - off < 0 ? 0 : (c.L[2] - 1 - off) / c.s[2] + 1;
-        lo = std::clamp(lo, c.jb[2], c.je[2]);
-        j_lo[std::size_t(t2)] = lo;
-        j_hi[std::size_t(t2)] = std::clamp(hi, lo, c.je[2]);
+    // Per t2, the j2 ranges reading the left columns, the array and the right columns.
+    struct ranges {
+        std::int64_t off, left_lo, left_hi, lo, hi, right_lo, right_hi;
+    };
+    std::array<ranges, 16> small;
+    std::vector<ranges> large;
+    ranges* per_t2 = small.data();
+    if (c.k[2] > std::int64_t(small.size())) {
+        large.resize(std::size_t(c.k[2]));
+        per_t2 = large.data();
     }
+    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
+        ranges& q = per_t2[t2];
+        q.off = c.d[2] * t2 - c.p[2];
+        outputs_reading(c.s[2], q.off, -c.left, 0, c.jb[2], c.je[2], q.left_lo, q.left_hi);
+        outputs_reading(c.s[2], q.off, 0, c.L[2], c.jb[2], c.je[2], q.lo, q.hi);
+        outputs_reading(c.s[2], q.off, c.L[2], c.L[2] + c.right, c.jb[2], c.je[2], q.right_lo, q.right_hi);
+    }
+    const bool sides = c.left > 0 || c.right > 0;
     for (std::int64_t j0 = c.jb[0]; j0 < c.je[0]; ++j0)
         for (std::int64_t j1 = c.jb[1]; j1 < c.je[1]; ++j1) {
             const std::int64_t q_row = (j0 * c.m[1] + j1) * c.m[2];
             begin(q_row);
             for (std::int64_t t0 = c.lo[0][j0]; t0 < c.hi[0][j0]; ++t0)
                 for (std::int64_t t1 = c.lo[1][j1]; t1 < c.hi[1][j1]; ++t1) {
-                    const std::int64_t row = (c.index(0, j0, t0) * c.L[1] + c.index(1, j1, t1)) * c.L[2];
-                    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2)
-                        tap(q_row, row + c.d[2] * t2 - c.p[2], j_lo[std::size_t(t2)], j_hi[std::size_t(t2)]);
+                    const std::int64_t r = c.index(0, j0, t0) * c.L[1] + c.index(1, j1, t1);  // input row
+                    const std::int64_t row = r * c.L[2];
+                    if (!sides) {
+                        for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
+                            const ranges& q = per_t2[t2];
+                            if (q.lo < q.hi) tap(q_row, from_x, row + q.off, q.lo, q.hi);
+                        }
+                        continue;
+                    }
+                    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
+                        const ranges& q = per_t2[t2];
+                        if (q.left_lo < q.left_hi)
+                            tap(q_row, from_left, r * c.left + c.left + q.off, q.left_lo, q.left_hi);
+                        if (q.lo < q.hi) tap(q_row, from_x, row + q.off, q.lo, q.hi);
+                        if (q.right_lo < q.right_hi)
+                            tap(q_row, from_right, r * c.right + q.off - c.L[2], q.right_lo, q.right_hi);
+                    }
                 }
             end(q_row);
         }
@@ -164,13 +206,16 @@ shape_t max_pool<T>::output_shape(const shape_t& x_shape) const {
 
 template <class T>
 void max_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape,
-                              std::int32_t* argmax) const {
-    const pool_plan c(g_, x_shape, y_shape, r, "kernels::max_pool");
+                              std::int32_t* argmax, const pool_sides<const T>& sides) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::max_pool", sides.left_width, sides.right_width);
     if (c.empty()) return;
     const std::int64_t V = c.in_volume(), M = c.out_volume(), stride = c.s[2];
+    const std::int64_t VL = c.left_volume(), VR = c.right_volume();
     const std::int64_t jb = c.jb[2], width = c.je[2] - c.jb[2];
+    // The argmax index of a source's offset 0 (pool_argmax).
+    const std::array<std::int32_t, 3> index_base{0, std::int32_t(V), std::int32_t(V + VL)};
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const T* in = x + plane * V;
+        const std::array<const T*, 3> in{x + plane * V, sides.left + plane * VL, sides.right + plane * VR};
         T* out = y + plane * M;
         std::int32_t* at = argmax + plane * M;
         // The window's first element is taken, then any strictly greater one (the reference's
@@ -181,11 +226,11 @@ void max_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
                 std::fill_n(out + q_row + jb, width, -std::numeric_limits<T>::infinity());
                 std::fill_n(at + q_row + jb, width, std::int32_t(-1));
             },
-            [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+            [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                 T* o = out + q_row;
                 std::int32_t* a = at + q_row;
-                const T* src = in + base;
-                const auto first = std::int32_t(base);
+                const T* src = in[std::size_t(from)] + base;
+                const auto first = index_base[std::size_t(from)] + std::int32_t(base);
                 for (std::int64_t j = lo; j < hi; ++j) {
                     const T v = src[stride * j];
                     const bool take = v > o[j] || a[j] < 0;
@@ -199,19 +244,28 @@ void max_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
 
 template <class T>
 void max_pool<T>::backward_box(const std::int32_t* argmax, const T* dy, const shape_t& y_shape, const pool_region& r,
-                               T* dx, const shape_t& x_shape) const {
-    const pool_plan c(g_, x_shape, y_shape, r, "kernels::max_pool::backward");
+                               T* dx, const shape_t& x_shape, const pool_sides<T>& sides) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::max_pool::backward", sides.left_width, sides.right_width);
     if (c.empty()) return;
     const std::int64_t V = c.in_volume(), M = c.out_volume();
+    const std::int64_t VL = c.left_volume(), VR = c.right_volume();
+    const bool with_sides = VL > 0 || VR > 0;
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
         const std::int32_t* at = argmax + plane * M;
         const T* grad = dy + plane * M;
         T* out = dx + plane * V;
+        T* left = sides.left + plane * VL;
+        T* right = sides.right + plane * VR;
         for (std::int64_t j0 = c.jb[0]; j0 < c.je[0]; ++j0)
             for (std::int64_t j1 = c.jb[1]; j1 < c.je[1]; ++j1) {
                 const std::int64_t q_row = (j0 * c.m[1] + j1) * c.m[2];
-                for (std::int64_t j2 = c.jb[2]; j2 < c.je[2]; ++j2)
-                    if (at[q_row + j2] >= 0) out[at[q_row + j2]] += grad[q_row + j2];
+                for (std::int64_t j2 = c.jb[2]; j2 < c.je[2]; ++j2) {
+                    const std::int64_t a = at[q_row + j2];
+                    if (a < 0) continue;
+                    if (!with_sides || a < V) out[a] += grad[q_row + j2];
+                    else if (a < V + VL) left[a - V] += grad[q_row + j2];
+                    else right[a - V - VL] += grad[q_row + j2];
+                }
             }
     }
 }
@@ -260,20 +314,21 @@ shape_t avg_pool<T>::output_shape(const shape_t& x_shape) const {
 
 template <class T>
 void avg_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y,
-                              const shape_t& y_shape) const {
-    const pool_plan c(g_, x_shape, y_shape, r, "kernels::avg_pool");
+                              const shape_t& y_shape, const pool_sides<const T>& sides) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::avg_pool", sides.left_width, sides.right_width);
     if (c.empty()) return;
     const std::int64_t V = c.in_volume(), M = c.out_volume(), stride = c.s[2];
+    const std::int64_t VL = c.left_volume(), VR = c.right_volume();
     const std::int64_t jb = c.jb[2], je = c.je[2];
     const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);  // padding counts (count_include_pad)
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const T* in = x + plane * V;
+        const std::array<const T*, 3> in{x + plane * V, sides.left + plane * VL, sides.right + plane * VR};
         T* out = y + plane * M;
         for_each_row_tap(
             c, [&](std::int64_t q_row) { std::fill(out + q_row + jb, out + q_row + je, T(0)); },
-            [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+            [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                 T* o = out + q_row;
-                const T* src = in + base;
+                const T* src = in[std::size_t(from)] + base;
                 for (std::int64_t j = lo; j < hi; ++j) o[j] += src[stride * j];
             },
             [&](std::int64_t q_row) {
@@ -284,19 +339,20 @@ void avg_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
 
 template <class T>
 void avg_pool<T>::backward_box(const T* dy, const shape_t& y_shape, const pool_region& r, T* dx,
-                               const shape_t& x_shape) const {
-    const pool_plan c(g_, x_shape, y_shape, r, "kernels::avg_pool::backward");
+                               const shape_t& x_shape, const pool_sides<T>& sides) const {
+    const pool_plan c(g_, x_shape, y_shape, r, "kernels::avg_pool::backward", sides.left_width, sides.right_width);
     if (c.empty()) return;
     const std::int64_t V = c.in_volume(), M = c.out_volume(), stride = c.s[2];
+    const std::int64_t VL = c.left_volume(), VR = c.right_volume();
     const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);
     for (std::int64_t plane = 0; plane < c.planes; ++plane) {
         const T* grad = dy + plane * M;
-        T* out = dx + plane * V;
+        const std::array<T*, 3> out{dx + plane * V, sides.left + plane * VL, sides.right + plane * VR};
         for_each_row_tap(
             c, [](std::int64_t) {},
-            [&](std::int64_t q_row, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+            [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                 const T* g = grad + q_row;
-                T* dst = out + base;
+                T* dst = out[std::size_t(from)] + base;
                 for (std::int64_t j = lo; j < hi; ++j) dst[stride * j] += g[j] * scale;
             },
             [](std::int64_t) {});

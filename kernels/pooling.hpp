@@ -14,8 +14,8 @@
 //   backward(dy, x_shape, dx)        avg: dx overwritten
 // The *_box forms compute a box of outputs only, from an input array placed anywhere relative
 // to them (pool_region; indices outside the array count as padding), and the backward forms
-// add into dx: the distributed layers pool their interior straight from their piece and only
-// the rim from a small halo buffer. The ties rule is the reference's: the first element of the
+// add into dx: the distributed layers pool their interior straight from their piece (with the
+// ghost columns of the last dimension beside it, pool_sides) and only the rim from a halo buffer. The ties rule is the reference's: the first element of the
 // window (row-major) is taken, then any strictly greater one; the max is the value taken.
 // Objects hold only their geometry: any number of threads may use one object at once.
 #include <cstddef>
@@ -41,7 +41,22 @@ struct pool_region {
     shape_t start, stop;
 };
 
-// In-plane input index of each output's maximum (−1: none).
+// Columns beside the input array along the last spatial dimension (the distributed layers'
+// ghosts there, so a worker pools whole output rows in one sweep instead of a strided column
+// of rim outputs): input indices [−left_width, 0) are read from `left`, [L, L + right_width)
+// from `right`, each an array of the input's shape with the last extent replaced by its width.
+// P: const T (forward) or T (backward: the gradients of those columns are added there).
+template <class P>
+struct pool_sides {
+    P* left = nullptr;
+    std::size_t left_width = 0;
+    P* right = nullptr;
+    std::size_t right_width = 0;
+};
+
+// In-plane input index of each output's maximum (−1: none). With pool_sides, an index V + i
+// (V: the input plane's volume) is entry i of the left columns' plane, V + V_left + i entry i
+// of the right columns' plane.
 using pool_argmax = std::vector<std::int32_t>;
 
 template <class T>
@@ -58,9 +73,9 @@ class max_pool {
     // output (y_shape's volume). forward_box writes y and argmax in the region's box;
     // backward_box adds dy there into dx at the saved maxima.
     void forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape,
-                     std::int32_t* argmax) const;
+                     std::int32_t* argmax, const pool_sides<const T>& sides = {}) const;
     void backward_box(const std::int32_t* argmax, const T* dy, const shape_t& y_shape, const pool_region& r, T* dx,
-                      const shape_t& x_shape) const;
+                      const shape_t& x_shape, const pool_sides<T>& sides = {}) const;
 
   private:
     pool_geometry g_;
@@ -75,8 +90,10 @@ class avg_pool {
     void forward(const tensor<T>& x, tensor<T>& y) const;
     void backward(const tensor<T>& dy, const shape_t& x_shape, tensor<T>& dx) const;
     // As max_pool's: forward_box writes y in the region's box, backward_box adds into dx.
-    void forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape) const;
-    void backward_box(const T* dy, const shape_t& y_shape, const pool_region& r, T* dx, const shape_t& x_shape) const;
+    void forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape,
+                     const pool_sides<const T>& sides = {}) const;
+    void backward_box(const T* dy, const shape_t& y_shape, const pool_region& r, T* dx, const shape_t& x_shape,
+                      const pool_sides<T>& sides = {}) const;
 
   private:
     pool_geometry g_;

@@ -23,7 +23,8 @@ void distributed_avg_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     const shape_t& out = window_.output_shape();
     detail::prepare_output(y, out);
     // Padding counts as 0 and in the divisor (the kernels clip it).
-    kernel_.forward_box(x.data(), window_.piece_shape(), window_.interior(), y.data(), out);
+    kernel_.forward_box(x.data(), window_.piece_shape(), window_.interior(), y.data(), out,
+                        window_.sides());
     for (const auto& slab : window_.rim())
         kernel_.forward_box(window_.rim_buffer(), window_.rim_shape(), slab, y.data(), out);
 }
@@ -38,8 +39,9 @@ void distributed_avg_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     detail::prepare_output(dx, window_.piece_shape());
     if (problem.empty()) {
         std::fill(dx.data(), dx.data() + dx.size(), T(0));
-        kernel_.backward_box(dy.data(), out, window_.interior(), dx.data(), window_.piece_shape());
-        if (!window_.rim().empty()) {
+        kernel_.backward_box(dy.data(), out, window_.interior(), dx.data(), window_.piece_shape(),
+                             window_.side_gradients());
+        if (!window_.direct()) {
             T* rim_gradient = window_.rim_gradient();
             for (const auto& slab : window_.rim())
                 kernel_.backward_box(dy.data(), out, slab, rim_gradient, window_.rim_shape());

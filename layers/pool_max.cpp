@@ -30,7 +30,8 @@ void distributed_max_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     argmax_.resize(y.size());
     // The maxima are saved (as positions in x or in the rim buffer), so the adjoint needs
     // neither x nor a copy of it. Padding is never a maximum (the kernels clip it).
-    kernel_.forward_box(x.data(), window_.piece_shape(), window_.interior(), y.data(), out, argmax_.data());
+    kernel_.forward_box(x.data(), window_.piece_shape(), window_.interior(), y.data(), out, argmax_.data(),
+                        window_.sides());
     for (const auto& slab : window_.rim())
         kernel_.forward_box(window_.rim_buffer(), window_.rim_shape(), slab, y.data(), out, argmax_.data());
     forward_done_ = true;
@@ -47,8 +48,9 @@ void distributed_max_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     detail::prepare_output(dx, window_.piece_shape());
     if (problem.empty()) {
         std::fill(dx.data(), dx.data() + dx.size(), T(0));
-        kernel_.backward_box(argmax_.data(), dy.data(), out, window_.interior(), dx.data(), window_.piece_shape());
-        if (!window_.rim().empty()) {
+        kernel_.backward_box(argmax_.data(), dy.data(), out, window_.interior(), dx.data(), window_.piece_shape(),
+                             window_.side_gradients());
+        if (!window_.direct()) {
             T* rim_gradient = window_.rim_gradient();
             for (const auto& slab : window_.rim())
                 kernel_.backward_box(argmax_.data(), dy.data(), out, slab, rim_gradient, window_.rim_shape());

@@ -165,6 +165,11 @@ void pool_window<T>::plan(const shape_t& global_shape) {
     interior_ = {};
     rim_.clear();
     rim_reads_.clear();
+    receive_to_rim_.clear();
+    piece_to_rim_.clear();
+    left_ = {};
+    right_ = {};
+    side_left_ = side_right_ = 0;
     const std::size_t rank = global_shape.size(), dims = dims_;
     const cartesian_partition& P_x = P_x_;
     const auto &k = k_, &s = s_, &p = p_, &d = d_;
@@ -211,6 +216,9 @@ void pool_window<T>::plan(const shape_t& global_shape) {
     piece_in_rim_stop_.resize(rank);
     rim_in_piece_.resize(rank);
     std::vector<std::size_t> first(rank), last(rank);  // interior [first, last) per dimension
+    const std::size_t inner = rank - 1;
+    side_left_ = side_right_ = 0;
+    bool sides = false;
     for (std::size_t t = 0; t < rank; ++t) {
         const auto& q = plans[t];
         const std::size_t i = at[t];
@@ -235,6 +243,17 @@ void pool_window<T>::plan(const shape_t& global_shape) {
         while (ia < ml && !interior(ia)) ++ia;
         std::size_t ib = ia;
         while (ib < ml && interior(ib)) ++ib;
+        // Along the last dimension, ghost columns next to the piece are read from side arrays
+        // in the interior's row sweep (kernels::pool_sides): every output of a row is interior
+        // and no column of rim outputs is pooled separately (a strided walk costing a cache
+        // line per row, in the kernels and in every copy around them).
+        if (t == inner && !direct && LW > 0 && w_lo[t] <= g1 && w_hi[t] >= g0 && (ia > 0 || ib < ml)) {
+            sides = true;
+            ia = 0;
+            ib = ml;
+            side_left_ = std::size_t(ps);
+            side_right_ = std::size_t(LW - pe);
+        }
         first[t] = ia;
         last[t] = ib;
         // Rim-buffer index of input s*j - offset (local output j).
@@ -243,8 +262,10 @@ void pool_window<T>::plan(const shape_t& global_shape) {
         const signed_index above_reads = ib < ml ? signed_index(q.s * ib) - offset : LW;
         const signed_index c_lo = std::clamp<signed_index>(std::max(below_reads, ps), 0, LW);
         const signed_index c_hi = std::clamp<signed_index>(std::min(above_reads, pe), c_lo, LW);
-        core_lo[t] = std::size_t(c_lo);
-        core_hi[t] = std::size_t(c_hi);
+        // With side arrays, whole rows of the rim buffer outside the core: the side arrays
+        // hold the ghost columns of the core's rows.
+        core_lo[t] = sides && t == inner ? 0 : std::size_t(c_lo);
+        core_hi[t] = sides && t == inner ? std::size_t(LW) : std::size_t(c_hi);
         if (t >= 2) {
             interior_.offset.push_back(signed_index(q.p) + g0 - signed_index(q.s * a));
             interior_.start.push_back(ia);
@@ -298,11 +319,67 @@ void pool_window<T>::plan(const shape_t& global_shape) {
     }
     plan.source_shape = {sent};
     plan.dest_shape = {received};
+    plan_copies(sides, core_lo, core_hi);
     send_buffer_.assign(std::max<std::size_t>(sent, 1), T(0));
     receive_buffer_.assign(std::max<std::size_t>(received, 1), T(0));
     exchange_ = std::make_unique<detail::box_exchange<T>>(std::move(plan), forward_tag, adjoint_tag);
     buffer_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
     gradient_ = std::make_unique_for_overwrite<T[]>(volume(rim_shape_));
+    for (side_array* a : {&left_, &right_}) {
+        a->values = std::make_unique_for_overwrite<T[]>(std::max<std::size_t>(a->size, 1));
+        a->gradient = std::make_unique_for_overwrite<T[]>(std::max<std::size_t>(a->size, 1));
+    }
+}
+
+template <class T>
+void pool_window<T>::plan_copies(bool sides, const shape_t& core_lo, const shape_t& core_hi) {
+    const std::size_t rank = rim_shape_.size(), inner = rank - 1;
+    const index_box piece_in_rim{piece_in_rim_start_, piece_in_rim_stop_};
+    const auto add_job = [](std::vector<copy_job>& jobs, const index_box& b, const shape_t& a_shape,
+                            const shape_t& a_origin, std::size_t a_base, const shape_t& b_shape,
+                            const shape_t& b_origin) {
+        if (volume(b.extent()) == 0) return;
+        shape_t a_start(b.start.size()), b_start(b.start.size());
+        for (std::size_t t = 0; t < b.start.size(); ++t) {
+            a_start[t] = std::size_t(std::int64_t(b.start[t]) - std::int64_t(a_origin[t]));
+            b_start[t] = std::size_t(std::int64_t(b.start[t]) - std::int64_t(b_origin[t]));
+        }
+        jobs.push_back({a_shape, a_start, b_shape, b_start, b.extent(), a_base});
+    };
+    // The side arrays: the piece's rows (within the rim buffer) × the ghost columns.
+    const shape_t zero(rank, 0);
+    shape_t piece_origin(rank);  // rim-buffer index of piece index 0 (may be negative: wraps, used in differences)
+    for (std::size_t t = 0; t < rank; ++t) piece_origin[t] = std::size_t(-rim_in_piece_[t]);
+    left_ = {};
+    right_ = {};
+    if (sides) {
+        for (side_array* a : {&left_, &right_}) {
+            const bool is_left = a == &left_;
+            a->box = piece_in_rim;
+            a->box.start[inner] = is_left ? 0 : piece_in_rim_stop_[inner];
+            a->box.stop[inner] = is_left ? piece_in_rim_start_[inner] : rim_shape_[inner];
+            a->shape = piece_shape_;
+            a->shape[inner] = a->box.stop[inner] - a->box.start[inner];
+            a->origin = piece_origin;
+            a->origin[inner] = a->box.start[inner];
+            a->size = volume(a->shape);
+        }
+    }
+    const index_box core{core_lo, core_hi};
+    for (const auto& r : receives_) {
+        index_box in{r.start, r.start};
+        for (std::size_t t = 0; t < rank; ++t) in.stop[t] += r.extent[t];
+        for (const index_box& b : rim_reads_) add_job(receive_to_rim_, intersect(in, b), r.extent, r.start, r.offset, rim_shape_, zero);
+        for (side_array* a : {&left_, &right_}) {
+            if (a->size == 0) continue;
+            const index_box part = intersect(in, a->box);
+            add_job(a->receive_core, intersect(part, core), r.extent, r.start, r.offset, a->shape, a->origin);
+            for (const index_box& b : rim_reads_)
+                add_job(a->receive_rim, intersect(part, b), r.extent, r.start, r.offset, a->shape, a->origin);
+        }
+    }
+    for (const index_box& b : rim_reads_)
+        add_job(piece_to_rim_, intersect(b, piece_in_rim), piece_shape_, piece_origin, 0, rim_shape_, zero);
 }
 
 template <class T>
@@ -328,21 +405,40 @@ void pool_window<T>::pack_sends(const T* x) {
 }
 
 template <class T>
-void pool_window<T>::unpack_receives() {
-    const T* in = receive_buffer_.data();
-    T* w = buffer_.get();
-    for (const auto& box : receives_)
-        detail::for_each_run(rim_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
-                             [&](std::size_t a, std::size_t b, std::size_t run) {
-                                 for (std::size_t i = 0; i < run; ++i) w[a + i] = in[box.offset + b + i];
-                             });
+template <class F>
+void pool_window<T>::run(const copy_job& job, F&& f) {
+    detail::for_each_run(job.a_shape, job.a_start, job.b_shape, job.b_start, job.extent,
+                         [&](std::size_t a, std::size_t b, std::size_t run) { f(job.a_base + a, b, run); });
 }
 
 template <class T>
-shape_t pool_window<T>::piece_index(const shape_t& rim_index) const {
-    shape_t r(rim_index.size());
-    for (std::size_t t = 0; t < r.size(); ++t) r[t] = std::size_t(std::int64_t(rim_index[t]) + rim_in_piece_[t]);
-    return r;
+void pool_window<T>::unpack_receives() {
+    const T* in = receive_buffer_.data();
+    T* w = buffer_.get();
+    for (const auto& job : receive_to_rim_)
+        run(job, [&](std::size_t a, std::size_t b, std::size_t n) {
+            for (std::size_t i = 0; i < n; ++i) w[b + i] = in[a + i];
+        });
+    for (side_array* side : {&left_, &right_}) {
+        T* v = side->values.get();
+        for (const auto* jobs : {&side->receive_core, &side->receive_rim})
+            for (const auto& job : *jobs)
+                run(job, [&](std::size_t a, std::size_t b, std::size_t n) {
+                    for (std::size_t i = 0; i < n; ++i) v[b + i] = in[a + i];
+                });
+    }
+}
+
+template <class T>
+kernels::pool_sides<const T> pool_window<T>::sides() const {
+    return {left_.values.get(), side_left_, right_.values.get(), side_right_};
+}
+
+template <class T>
+kernels::pool_sides<T> pool_window<T>::side_gradients() {
+    for (side_array* side : {&left_, &right_})
+        std::fill_n(side->gradient.get(), side->size, T(0));
+    return {left_.gradient.get(), side_left_, right_.gradient.get(), side_right_};
 }
 
 template <class T>
@@ -394,13 +490,10 @@ void pool_window<T>::copy_own_rim(const tensor<T>& x) {
     // My own part of what the rim slabs read.
     const T* in = x.data();
     T* w = buffer_.get();
-    for (const index_box& b : rim_reads_) {
-        const index_box own = intersect(b, index_box{piece_in_rim_start_, piece_in_rim_stop_});
-        detail::for_each_run(piece_shape_, piece_index(own.start), rim_shape_, own.start, own.extent(),
-                             [&](std::size_t a, std::size_t c, std::size_t run) {
-                                 for (std::size_t i = 0; i < run; ++i) w[c + i] = in[a + i];
-                             });
-    }
+    for (const auto& job : piece_to_rim_)
+        run(job, [&](std::size_t a, std::size_t b, std::size_t n) {
+            for (std::size_t i = 0; i < n; ++i) w[b + i] = in[a + i];
+        });
 }
 
 template <class T>
@@ -424,20 +517,29 @@ void pool_window<T>::scatter(const std::string& problem, tensor<T>& dx) {
     const T* g = gradient_.get();
     T* d = dx.data();
     if (problem.empty()) {
-        // My own part of the rim gradient, then the ghosts packed for their owners.
-        for (const index_box& b : rim_reads_) {
-            const index_box own = intersect(b, index_box{piece_in_rim_start_, piece_in_rim_stop_});
-            detail::for_each_run(rim_shape_, own.start, piece_shape_, piece_index(own.start), own.extent(),
-                                 [&](std::size_t a, std::size_t c, std::size_t run) {
-                                     for (std::size_t i = 0; i < run; ++i) d[c + i] += g[a + i];
-                                 });
-        }
+        // My own part of the rim gradient, then the ghosts packed for their owners: the rim
+        // gradient's, then the side arrays' (assigned in the core's rows, which the rim
+        // slabs do not read, and added in the others).
+        for (const auto& job : piece_to_rim_)
+            run(job, [&](std::size_t a, std::size_t b, std::size_t n) {
+                for (std::size_t i = 0; i < n; ++i) d[a + i] += g[b + i];
+            });
         T* out = receive_buffer_.data();
-        for (const auto& box : receives_)
-            detail::for_each_run(rim_shape_, box.start, box.extent, shape_t(box.extent.size(), 0), box.extent,
-                                 [&](std::size_t a, std::size_t b, std::size_t run) {
-                                     for (std::size_t i = 0; i < run; ++i) out[box.offset + b + i] = g[a + i];
-                                 });
+        for (const auto& job : receive_to_rim_)
+            run(job, [&](std::size_t a, std::size_t b, std::size_t n) {
+                for (std::size_t i = 0; i < n; ++i) out[a + i] = g[b + i];
+            });
+        for (side_array* side : {&left_, &right_}) {
+            const T* v = side->gradient.get();
+            for (const auto& job : side->receive_core)
+                run(job, [&](std::size_t a, std::size_t b, std::size_t n) {
+                    for (std::size_t i = 0; i < n; ++i) out[a + i] = v[b + i];
+                });
+            for (const auto& job : side->receive_rim)
+                run(job, [&](std::size_t a, std::size_t b, std::size_t n) {
+                    for (std::size_t i = 0; i < n; ++i) out[a + i] += v[b + i];
+                });
+        }
     }
     {
         traffic_scope scope(P_x_.world_comm()->traffic(), "halo_exchange");

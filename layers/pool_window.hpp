@@ -13,7 +13,10 @@
 // the box-exchange engine, core/detail/box_exchange.hpp; the rest from x). The adjoint adds the
 // rim slabs' gradients into a gradient buffer, adds its own part into dx and sends the ghosts
 // back to their owners (added there). Buffers are members, allocated once, never zero-filled
-// whole (pages nobody reads are never touched).
+// whole (pages nobody reads are never touched). Along the last dimension there are no rim
+// slabs: the ghost columns beside the piece come in dense side arrays (kernels::pool_sides)
+// that the interior's row sweep reads, so whole output rows are interior (a column of rim
+// outputs would cost a cache line per row in every pass over it).
 //
 // Direct mode: when no worker's window reaches outside its piece, nothing moves and only the
 // per-call shape check is agreed (a two-word status all-reduce).
@@ -76,6 +79,10 @@ class pool_window {
     void gather(const tensor<T>& x);
     // Adjoint (active workers): the rim gradient buffer, zero wherever the rim slabs add.
     T* rim_gradient();
+    // The ghost columns of the last dimension beside the piece, for the interior (filled by
+    // gather()); side_gradients(): their gradients, zeroed, for the interior's adjoint.
+    kernels::pool_sides<const T> sides() const;
+    kernels::pool_sides<T> side_gradients();
     // Adjoint: `problem` is this worker's complaint about its output gradient (empty: none;
     // then dx holds the interior's gradient and rim_gradient() the rim slabs'). Adds the rim
     // gradient into dx and into the owners of its ghosts; throws the same invalid_argument on
@@ -109,12 +116,32 @@ class pool_window {
     std::vector<packed_box> sends_, receives_;
     std::vector<T> send_buffer_, receive_buffer_;
     std::unique_ptr<T[]> buffer_, gradient_;
+    // A box copy planned once: `extent` at a_start in an array of a_shape (plus a_base: the
+    // packed exchange buffer or the piece) and at b_start in one of b_shape (rim or side).
+    struct copy_job {
+        shape_t a_shape, a_start, b_shape, b_start, extent;
+        std::size_t a_base = 0;
+    };
+    std::vector<copy_job> receive_to_rim_, piece_to_rim_;
+    // A side array (kernels::pool_sides): `box` in rim-buffer indices, rim index `origin` is
+    // its index 0; filled from the receives in the core's rows and in the rim slabs' rows.
+    struct side_array {
+        index_box box;
+        shape_t shape, origin;
+        std::size_t size = 0;  // volume of shape (0: no side array)
+        std::vector<copy_job> receive_core, receive_rim;
+        std::unique_ptr<T[]> values, gradient;
+    };
+    side_array left_, right_;
+    std::size_t side_left_ = 0, side_right_ = 0;
 
     void plan(const shape_t& global_shape);
     void copy_own_rim(const tensor<T>& x);
     void pack_sends(const T* x);
     void unpack_receives();
-    shape_t piece_index(const shape_t& rim_index) const;
+    void plan_copies(bool sides, const shape_t& core_lo, const shape_t& core_hi);
+    template <class F>
+    static void run(const copy_job& job, F&& f);
 };
 
 }  // namespace distdl

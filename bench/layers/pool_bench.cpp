@@ -6,6 +6,8 @@
 //
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
 // simulated workers: the distribution overhead is pool_sim_2x2 / pool_serial (goal <= 1.2).
+// pool_quarters (3x3 only) runs the serial kernels on the four pieces in turn: the cost of the
+// split alone, without the halo.
 // halo_bytes is what the HaloExchange moved per step, summed over the workers (forward and
 // adjoint), halo_rate the same per second of process CPU time.
 //
@@ -84,6 +86,37 @@ void pool_serial(benchmark::State& state) {
     }
 }
 
+// The serial step on the four [8,16,128,128] quarters in turn, each padded as a whole tensor
+// (a cost reference, not a result: no halo): what the smaller arrays alone cost, without any
+// distribution, so pool_sim_2x2 / pool_quarters is the price of the data movement.
+template <kind K, geometry G>
+void pool_quarters(benchmark::State& state) {
+    const auto g = kernel_geometry_of(G);
+    const shape_t quarter{8, 16, 128, 128};
+    std::vector<tensor<float>> x, y(4), dy, dx(4);
+    for (std::size_t i = 0; i < 4; ++i) x.push_back(filled(quarter, 1 + i));
+    if constexpr (K == kind::max) {
+        const distdl::kernels::max_pool<float> pool(g);
+        std::vector<distdl::kernels::pool_argmax> argmax(4);
+        for (std::size_t i = 0; i < 4; ++i) dy.push_back(filled(pool.output_shape(quarter), 2 + i));
+        for (auto _ : state)
+            for (std::size_t i = 0; i < 4; ++i) {
+                pool.forward(x[i], y[i], argmax[i]);
+                pool.backward(argmax[i], dy[i], quarter, dx[i]);
+                benchmark::DoNotOptimize(dx[i].data());
+            }
+    } else {
+        const distdl::kernels::avg_pool<float> pool(g);
+        for (std::size_t i = 0; i < 4; ++i) dy.push_back(filled(pool.output_shape(quarter), 2 + i));
+        for (auto _ : state)
+            for (std::size_t i = 0; i < 4; ++i) {
+                pool.forward(x[i], y[i]);
+                pool.backward(dy[i], quarter, dx[i]);
+                benchmark::DoNotOptimize(dx[i].data());
+            }
+    }
+}
+
 // One forward + adjoint per step on 4 simulated workers (bench/layers/stepped_world.hpp).
 template <kind K, geometry G>
 void pool_sim_2x2(benchmark::State& state) {
@@ -136,6 +169,8 @@ DISTDL_POOL_BENCH(pool_serial, kind::max, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_sim_2x2, kind::max, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_serial, kind::avg, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_sim_2x2, kind::avg, geometry::k3_s2_p1)
+DISTDL_POOL_BENCH(pool_quarters, kind::max, geometry::k3_s2_p1)
+DISTDL_POOL_BENCH(pool_quarters, kind::avg, geometry::k3_s2_p1)
 #undef DISTDL_POOL_BENCH
 
 int main(int argc, char** argv) {

@@ -87,12 +87,9 @@ bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from
         return run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, from, plan_.sends,
                    send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status);
     };
-    if (comm.size() > status_in_messages_limit) {
-        bool any_changed = false;
-        go([&] { any_changed = agree_on_call(comm, problem, changed); }, nullptr);
-        return any_changed;
-    }
     const unsigned mine = (problem.empty() ? 0u : status_problem) | (changed ? status_changed : 0u);
+    // Larger communicators: the status goes to rank 0 with the data and the OR comes back.
+    status_via_root_ = comm.size() > status_in_messages_limit;
     const unsigned all = go({}, &mine);
     // Every worker saw every status word: all of them take this branch together.
     if (all & status_problem) agree_on_call(comm, problem, changed);  // throws the agreed error
@@ -111,12 +108,14 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count + slots.size());
         return buffer.data();
     };
-    const auto appended = [status](const slot& s) {
-        return status != nullptr && s.count * sizeof(T) <= status_appended_limit;
+    const bool via_root = status != nullptr && status_via_root_;
+    const auto appended = [status, via_root](const slot& s) {
+        return status != nullptr && !via_root && s.count * sizeof(T) <= status_appended_limit;
     };
     const int me = comm.rank();
     const std::size_t n = static_cast<std::size_t>(comm.size());
     const int status_tag = tag + status_tag_offset;
+    const int result_tag = tag + status_tag_offset + status_tag_offset / 2;  // below 32767 (MPI_TAG_UB minimum)
     // has_message_ bits: a data message from / to that peer carries the status.
     constexpr char incoming_status = 1, outgoing_status = 2;
     if (status != nullptr) {
@@ -145,7 +144,18 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
             if (static_cast<int>(q) != me && !(has_message_[q] & bit)) return true;
         return false;
     };
-    if (status != nullptr && alone(incoming_status)) {
+    if (via_root) {
+        // Rank 0 receives every status word; every other rank sends its word and receives the OR.
+        status_scope.emplace(comm.traffic(), comm.traffic().label() + ".status");
+        if (me == 0) {
+            for (std::size_t q = 1; q < n; ++q)
+                requests_.push_back(comm.irecv(&status_in_[q], 1, static_cast<int>(q), status_tag));
+        } else {
+            requests_.push_back(comm.irecv(&status_result_, 1, 0, result_tag));
+            requests_.push_back(comm.isend(&status_out_, 1, 0, status_tag));
+        }
+        status_scope.reset();
+    } else if (status != nullptr && alone(incoming_status)) {
         status_scope.emplace(comm.traffic(), comm.traffic().label() + ".status");
         for (std::size_t q = 0; q < n; ++q)
             if (static_cast<int>(q) != me && !(has_message_[q] & incoming_status))
@@ -167,7 +177,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         requests_.push_back(comm.isend(from, s.count + (app ? 1 : 0), peer, tag));
         if (app) has_message_[static_cast<std::size_t>(peer)] |= outgoing_status;
     }
-    if (status != nullptr && alone(outgoing_status)) {
+    if (status != nullptr && !via_root && alone(outgoing_status)) {
         status_scope.emplace(comm.traffic(), comm.traffic().label() + ".status");
         for (std::size_t q = 0; q < n; ++q)
             if (static_cast<int>(q) != me && !(has_message_[q] & outgoing_status))
@@ -193,7 +203,21 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
     }
     if (!requests_.empty()) comm.wait_all(requests_);
     unsigned all = 0;
-    if (status != nullptr) {
+    if (via_root) {
+        if (me == 0) {
+            all = *status;
+            for (std::size_t q = 1; q < n; ++q) all |= static_cast<unsigned>(status_in_[q]);
+            status_result_ = static_cast<T>(all);
+            traffic_scope scope(comm.traffic(), comm.traffic().label() + ".status");
+            requests_.clear();
+            for (std::size_t q = 1; q < n; ++q)
+                requests_.push_back(comm.isend(&status_result_, 1, static_cast<int>(q), result_tag));
+            comm.wait_all(requests_);
+        } else {
+            all = static_cast<unsigned>(status_result_);
+        }
+        if (all & status_problem) return all;  // nothing is unpacked: the call fails everywhere
+    } else if (status != nullptr) {
         all = *status;
         for (std::size_t i = 0; i < incoming.size(); ++i) {
             const slot& s = in_slots[i];

@@ -31,8 +31,10 @@
 //      round: every worker sends every other one its status word, appended to the data
 //      message to that peer when it is small, as a one-element message of its own otherwise
 //      (or when there is no data message to that peer); every worker then knows every
-//      status. On larger communicators a status all-reduce runs while the data are in flight
-//      (its messages grow with log P, not P). A worker whose argument is wrong must still
+//      status. On larger communicators every worker sends its word to rank 0, posted with its
+//      data, and rank 0, once it has them all (and its own messages), sends every worker the
+//      OR: 2(P - 1) one-word messages and one extra hop, where an all-reduce costs log P
+//      dependent rounds (and messages to every peer cost P(P - 1)). A worker whose argument is wrong must still
 //      pass a source of the planned shape (scratch) so that its peers get their messages.
 //      `in_flight`, in the overloads without a status, runs while this worker's messages are
 //      in flight (after the sends are posted and the self box is copied, before the wait); if
@@ -124,15 +126,17 @@ class box_exchange {
     std::vector<T> send_buffer_, receive_buffer_;
     std::vector<request> requests_;
     // Status words (step 4): this worker's, and one received from each peer.
-    T status_out_{};
+    T status_out_{}, status_result_{};
+    bool status_via_root_ = false;  // this call's status goes through rank 0 (step 4)
     std::vector<T> status_in_;
     std::vector<char> has_message_;  // per peer: a data message carries the status
 };
 
-// Communicators up to this size carry the call status inside the exchange (step 4). Measured
-// at 16 workers (halo [4,4] 32x64, repartition [1,16] -> [16,1] 128x16, f64): with the status
-// in messages 480 messages per iteration, with the all-reduce 200 (halo) / 512 (repartition);
-// simulator 1.76 -> 0.74 ms (halo), 2.09 -> 1.59 ms (repartition), Open MPI equal within noise.
+// Communicators up to this size carry the call status to every peer (step 4); larger ones
+// through rank 0. Measured on Open MPI, 16 ranks on 2 cores (halo [4,4] 32x64, f64, forward +
+// adjoint, raw-MPI baseline 120-140 us): status to every peer 257-317 us (480 messages per
+// iteration), status all-reduce 268 us (200), through rank 0 196-206 us (228). Earlier, on the
+// simulator: to every peer 1.76 ms, all-reduce 0.74 ms (halo).
 constexpr int status_in_messages_limit = 8;
 // Data messages up to this many bytes carry the status as a last element.
 constexpr std::size_t status_appended_limit = 16 * 1024;

@@ -85,7 +85,107 @@ void sweep(std::uint64_t seed) {
         }
 }
 
+// Columns [from, to) of the last dimension of t (every other dimension whole).
+template <class T>
+tensor<T> columns(const tensor<T>& t, std::size_t from, std::size_t to) {
+    shape_t shape = shape_of(t);
+    const std::size_t L = shape.back(), rows = L == 0 ? 0 : t.size() / L;
+    shape.back() = to - from;
+    tensor<T> out(shape);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t i = from; i < to; ++i) out.data()[r * (to - from) + i - from] = t.data()[r * L + i];
+    return out;
+}
+
+// The input split along its last dimension into left columns | array | right columns
+// (pool_sides): forward_box / backward_box over the whole output give the same bits as the
+// whole-tensor kernels (the same taps in the same order), and the saved maxima name the same
+// elements.
+template <class T>
+void sides_sweep(std::uint64_t seed) {
+    test::stream gen(seed);
+    for (std::size_t dims = 1; dims <= 3; ++dims)
+        for (int i = 0; i < 30; ++i) {
+            const auto c = random_case(dims, true, gen);
+            pool_case a = c;  // no dilation for avg
+            a.g.dilation.clear();
+            const std::size_t L = c.x_shape.back();
+            const std::size_t left = test::pick(gen, 0, L), right = test::pick(gen, 0, L - left);
+            SCOPED_TRACE(c.describe() + " left " + std::to_string(left) + " right " + std::to_string(right));
+            const auto x = tied_tensor<T>(c.x_shape, gen);
+            const tensor<T> xl = columns(x, 0, left), xm = columns(x, left, L - right), xr = columns(x, L - right, L);
+            const shape_t xm_shape = shape_of(xm);
+            const auto region = [&](const kernels::pool_geometry& g, const shape_t& y_shape) {
+                kernels::pool_region r;
+                for (std::size_t e = 0; e < dims; ++e) {
+                    const std::int64_t shift = e + 1 == dims ? std::int64_t(left) : 0;
+                    r.offset.push_back(std::int64_t(g.padding[e]) + shift);
+                    r.start.push_back(0);
+                    r.stop.push_back(y_shape[e + 2]);
+                }
+                return r;
+            };
+            {
+                const kernels::max_pool<T> pool(c.g);
+                tensor<T> y;
+                kernels::pool_argmax argmax;
+                pool.forward(x, y, argmax);
+                const shape_t y_shape = shape_of(y);
+                tensor<T> ys(y_shape);
+                kernels::pool_argmax at(y.size());
+                pool.forward_box(xm.data(), xm_shape, region(pool.geometry(), y_shape), ys.data(), y_shape, at.data(),
+                                 {xl.data(), left, xr.data(), right});
+                EXPECT_EQ(ys, y);
+                // The saved maxima, mapped back to the whole input's plane.
+                const std::size_t rows = L == 0 ? 0 : volume(shape_t(c.x_shape.begin() + 2, c.x_shape.end())) / L;
+                const std::size_t V = rows * (L - left - right), VL = rows * left;
+                const std::size_t M = volume(shape_t(y_shape.begin() + 2, y_shape.end()));
+                for (std::size_t q = 0; q < at.size(); ++q) {
+                    const std::int64_t v = at[q];
+                    std::int64_t whole = -1;
+                    if (v >= 0 && std::size_t(v) < V) whole = std::int64_t(v / (L - left - right) * L + left + v % (L - left - right));
+                    else if (v >= 0 && std::size_t(v) < V + VL) whole = std::int64_t((v - V) / left * L + (v - V) % left);
+                    else if (v >= 0) whole = std::int64_t((v - V - VL) / right * L + L - right + (v - V - VL) % right);
+                    ASSERT_EQ(whole, argmax[q]) << "output " << q << " (plane volume " << M << ")";
+                }
+                const auto dy = test::random_tensor<T>(y_shape, gen);
+                tensor<T> dx;
+                pool.backward(argmax, dy, c.x_shape, dx);
+                tensor<T> gl(shape_of(xl), T(0)), gm(xm_shape, T(0)), gr(shape_of(xr), T(0));
+                pool.backward_box(at.data(), dy.data(), y_shape, region(pool.geometry(), y_shape), gm.data(), xm_shape,
+                                  {gl.data(), left, gr.data(), right});
+                EXPECT_EQ(columns(dx, 0, left), gl);
+                EXPECT_EQ(columns(dx, left, L - right), gm);
+                EXPECT_EQ(columns(dx, L - right, L), gr);
+            }
+            {
+                const kernels::avg_pool<T> pool(a.g);
+                tensor<T> y;
+                pool.forward(x, y);
+                const shape_t y_shape = shape_of(y);
+                tensor<T> ys(y_shape);
+                pool.forward_box(xm.data(), xm_shape, region(pool.geometry(), y_shape), ys.data(), y_shape,
+                                 {xl.data(), left, xr.data(), right});
+                EXPECT_EQ(ys, y);
+                const auto dy = test::random_tensor<T>(y_shape, gen);
+                tensor<T> dx;
+                pool.backward(dy, c.x_shape, dx);
+                tensor<T> gl(shape_of(xl), T(0)), gm(xm_shape, T(0)), gr(shape_of(xr), T(0));
+                pool.backward_box(dy.data(), y_shape, region(pool.geometry(), y_shape), gm.data(), xm_shape,
+                                  {gl.data(), left, gr.data(), right});
+                EXPECT_EQ(columns(dx, 0, left), gl);
+                EXPECT_EQ(columns(dx, left, L - right), gm);
+                EXPECT_EQ(columns(dx, L - right, L), gr);
+            }
+        }
+}
+
 }  // namespace
+
+TEST(kernel_pooling, side_columns_give_the_whole_tensors_bits) {
+    sides_sweep<float>(23);
+    sides_sweep<double>(24);
+}
 
 TEST(kernel_pooling, float_matches_reference) { sweep<float>(21); }
 TEST(kernel_pooling, double_matches_reference) { sweep<double>(22); }

@@ -34,9 +34,9 @@ TEST(large_world, one_odd_worker_among_4096) {
     EXPECT_EQ(refused.load(), n);
 }
 
-// Above detail::status_in_messages_limit workers the call status is all-reduced instead of
-// riding with the data: a wrong shape on one worker is still refused on every worker, and the
-// next good call works.
+// Above detail::status_in_messages_limit workers the call status goes to rank 0 and its OR
+// comes back, instead of riding with the data to every worker: a wrong shape on one worker is
+// still refused on every worker, and the next good call works.
 TEST(large_world, halo_exchange_wrong_shape_refused_on_all_above_the_status_in_messages_limit) {
     constexpr int n = detail::status_in_messages_limit + 8;
     std::atomic<int> refused{0}, recovered{0};
