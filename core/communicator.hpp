@@ -104,6 +104,11 @@ class communicator {
                       const std::vector<std::size_t>& recv_displs, dtype type);
     void barrier();
 
+    // Whether a collective costs one meeting of the ranks here (the simulator) rather than about
+    // log P dependent message rounds (MPI): code that could agree either by a collective or by
+    // messages picks by it. A hint only; every operation is correct on every transport.
+    bool collectives_are_one_step() const { return do_collectives_are_one_step(); }
+
     // Shared by a rank's communicator and every sub-communicator derived from it.
     traffic_log& traffic() { return *traffic_; }
 
@@ -153,6 +158,7 @@ class communicator {
                                  const std::vector<std::size_t>& recv_counts,
                                  const std::vector<std::size_t>& recv_displs, dtype type) = 0;
     virtual void do_barrier() = 0;
+    virtual bool do_collectives_are_one_step() const { return false; }
 
   private:
     void require_rank(int r, const char* what) const;

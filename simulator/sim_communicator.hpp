@@ -39,6 +39,7 @@ class sim_communicator final : public communicator {
                          const std::vector<std::size_t>& recv_counts,
                          const std::vector<std::size_t>& recv_displs, dtype type) override;
     void do_barrier() override;
+    bool do_collectives_are_one_step() const override { return true; }  // one rendezvous, any size
 
   private:
     int world_rank() const { return context_->members[static_cast<std::size_t>(rank_)]; }

@@ -34,7 +34,10 @@
 //      status. On larger communicators every worker sends its word to rank 0, posted with its
 //      data, and rank 0, once it has them all (and its own messages), sends every worker the
 //      OR: 2(P - 1) one-word messages and one extra hop, where an all-reduce costs log P
-//      dependent rounds (and messages to every peer cost P(P - 1)). A worker whose argument is wrong must still
+//      dependent rounds (and messages to every peer cost P(P - 1)); on a transport whose
+//      collectives meet in one step (communicator::collectives_are_one_step: the simulator)
+//      one status all-reduce runs instead while the data are in flight, which costs less there
+//      than 2(P - 1) messages. A worker whose argument is wrong must still
 //      pass a source of the planned shape (scratch) so that its peers get their messages.
 //      `in_flight`, in the overloads without a status, runs while this worker's messages are
 //      in flight (after the sends are posted and the self box is copied, before the wait); if
