@@ -9,6 +9,7 @@
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/call_status.hpp"
+#include "core/detail/layer_workers.hpp"
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
 #include "core/halo_exchange.hpp"
@@ -139,16 +140,7 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     param_identity = !any_halo;
     x_identity = px == pw;
     if (px.active()) P_x_team.emplace(partition::world(px.comm()).create_cartesian_topology_partition(px.shape()));
-    {
-        std::vector<int> layer_workers;
-        for (int w = 0; w < px.world_comm()->size(); ++w) {
-            auto in = [w](const partition& p) {
-                return std::find(p.members().begin(), p.members().end(), w) != p.members().end();
-            };
-            if (in(px) || in(py) || in(pw)) layer_workers.push_back(w);
-        }
-        layer_comm = partition::world(px.world_comm()).create_partition_inclusive(layer_workers).comm();
-    }
+    layer_comm = detail::layer_workers_comm({&px, &py, &pw});
 
     // P_w ordered (ci, co, j): its reduction into P_y sums along P_ci.
     shape_t by_input = w_grid;
@@ -418,8 +410,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
 // other, so all throw the same message naming the worker and the problem.
 template <class T>
 void general_conv<T>::state::refuse(const std::string& own, const std::string& fallback) const {
-    detail::agree_on_call(*layer_comm, own, false,
-                          [](const std::string& first, const std::string&, std::uint64_t) { return first; });
+    detail::agree_on_call(*layer_comm, own, false, detail::first_problem);
     throw invalid_argument(fallback);  // nobody knew why (not expected)
 }
 
@@ -430,8 +421,7 @@ template <class T>
 void general_conv<T>::state::relayout(const tensor<T>& x) {
     std::string problem;
     if (P_x.active()) problem = agree_on_layout(x);
-    detail::agree_on_call(*layer_comm, problem, false,
-                          [](const std::string& first, const std::string&, std::uint64_t) { return first; });
+    detail::agree_on_call(*layer_comm, problem, false, detail::first_problem);
 }
 
 // This worker's window for a batch of 0 (the halo exchange refuses an empty batch dimension).

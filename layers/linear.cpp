@@ -8,6 +8,7 @@
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/call_status.hpp"
+#include "core/detail/layer_workers.hpp"
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
 #include "layers/initial_values.hpp"
@@ -195,11 +196,7 @@ distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const 
         forward_verdict_ = std::make_unique<broadcast<T>>(line_of(world, forward_sources), line_of(world, forward_deaf));
     if (!adjoint_deaf.empty())
         adjoint_verdict_ = std::make_unique<broadcast<T>>(line_of(world, adjoint_sources), line_of(world, adjoint_deaf));
-    std::vector<int> layer_workers;
-    for (int w = 0; w < world->size(); ++w)
-        if (in_x[static_cast<std::size_t>(w)] || in_y[static_cast<std::size_t>(w)] || in_W[static_cast<std::size_t>(w)])
-            layer_workers.push_back(w);
-    layer_comm_ = partition::world(world).create_partition_inclusive(layer_workers).comm();
+    layer_comm_ = detail::layer_workers_comm({&P_x, &P_y, &P_W});
 
     if (P_x.active()) local_in_ = balanced_size(in_features, P_fi, P_x.index()[1]);
     if (P_y.active()) local_out_ = balanced_size(out_features, P_fo, P_y.index()[1]);
@@ -248,8 +245,7 @@ void distributed_linear<T>::refuse(const cartesian_partition& team, const tensor
     std::string problem;
     if (team.active()) problem = piece_problem(team, piece, features, expected_batch, what);
     // Every member of `team` found the same reason: the lowest-ranked one tells the others.
-    detail::agree_on_call(*layer_comm_, problem, false,
-                          [](const std::string& first, const std::string&, std::uint64_t) { return first; });
+    detail::agree_on_call(*layer_comm_, problem, false, detail::first_problem);
     throw invalid_argument(std::string("Linear: ") + direction + " refused: the pieces of " +
                            (what[0] == 'x' ? "P_x" : "P_y") + " do not fit together");
 }
