@@ -87,15 +87,14 @@ bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from
         return run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, from, plan_.sends,
                    send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status);
     };
-    const bool large = comm.size() > status_in_messages_limit;
-    if (large && comm.collectives_are_one_step()) {  // the simulator: one all-reduce while data fly
+    if (comm.size() > status_in_messages_limit && comm.collectives_are_one_step()) {  // the simulator: one all-reduce while data fly
         bool any_changed = false;
         go([&] { any_changed = agree_on_call(comm, problem, changed); }, nullptr);
         return any_changed;
     }
+    // Larger communicators on MPI: the status goes to rank 0 with the data and the OR comes back
+    // (run() sees a status on a communicator above the limit).
     const unsigned mine = (problem.empty() ? 0u : status_problem) | (changed ? status_changed : 0u);
-    // Larger communicators on MPI: the status goes to rank 0 with the data and the OR comes back.
-    status_via_root_ = large;
     const unsigned all = go({}, &mine);
     // Every worker saw every status word: all of them take this branch together.
     if (all & status_problem) agree_on_call(comm, problem, changed);  // throws the agreed error
@@ -114,7 +113,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count + slots.size());
         return buffer.data();
     };
-    const bool via_root = status != nullptr && status_via_root_;
+    const bool via_root = status != nullptr && comm.size() > status_in_messages_limit;
     const auto appended = [status, via_root](const slot& s) {
         return status != nullptr && !via_root && s.count * sizeof(T) <= status_appended_limit;
     };

@@ -130,7 +130,6 @@ class box_exchange {
     std::vector<request> requests_;
     // Status words (step 4): this worker's, and one received from each peer.
     T status_out_{}, status_result_{};
-    bool status_via_root_ = false;  // this call's status goes through rank 0 (step 4)
     std::vector<T> status_in_;
     std::vector<char> has_message_;  // per peer: a data message carries the status
 };
