@@ -256,6 +256,18 @@ void copy_rows(const float*, idx, idx, idx, idx, float*, float*) { unsupported()
 
 }  // namespace
 
+namespace {
+
+// Sizes x's zero-padded copy (forward and backward weights read the same one) and returns its
+// row stride: rows long enough for the last (partial) vector of 16 outputs to read its taps.
+idx prepare_padded_x(direct_convolution::padded_image& x_pad, const plane_problem& c) {
+    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);
+    x_pad.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
+    return stride;
+}
+
+}  // namespace
+
 bool direct_convolution::cpu_supported() {
 #ifdef DISTDL_DIRECT_X86
     static const bool has_avx512 = __builtin_cpu_supports("avx512f");
@@ -298,9 +310,7 @@ void direct_convolution::padded_image::fill(const float* image) {
 
 void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y) {
     const plane_problem c = lift_to_plane(g_, x_shape);
-    // Rows long enough for the last (partial) vector of 16 outputs to read its taps.
-    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);
-    x_pad_.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
+    const idx stride = prepare_padded_x(x_pad_, c);
     pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, false, packed_);
     image_pass p{x_pad_.data.data(), x_pad_.plane(), stride, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w,
                  packed_.data(),     b,              nullptr};
@@ -343,8 +353,7 @@ void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, 
 void direct_convolution::backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw,
                                           float* db) {
     const plane_problem c = lift_to_plane(g_, x_shape);
-    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);  // as forward's
-    x_pad_.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
+    const idx stride = prepare_padded_x(x_pad_, c);
     const idx taps = c.k_h * c.k_w;
     // The weights' partial sums, then the bias's.
     partial_sums_.resize(std::size_t((c.C_in * taps + 1) * c.C_out * 16));
