@@ -16,6 +16,7 @@
 #include "core/sum_reduce.hpp"
 #include "kernels/convolution.hpp"
 #include "layers/conv_initial.hpp"
+#include "layers/detail/balanced_split.hpp"
 
 namespace distdl {
 
@@ -272,21 +273,13 @@ std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
     shape_t global{all[0][1], spec.in_channels};
     for (std::size_t e = 0; e < dims; ++e) {
         const std::size_t d = 2 + e;
-        std::size_t length = 0;
-        for (std::size_t i = 0; i < grid[d]; ++i) {
-            shape_t at(dims + 2, 0);
-            at[d] = i;
-            length += all[ravel_index(at, grid)][1 + d];
-        }
-        for (std::size_t w = 0; w < all.size(); ++w) {
-            const shape_t at = unravel_index(w, grid);
-            const std::size_t want = balanced_size(length, grid[d], at[d]);
-            if (all[w][1 + d] != want) {
-                problem << layer << ": " << worker(w) << " has shape " << describe(all[w])
-                        << ", but the pieces along spatial dimension " << e << " are not the balanced split of "
-                        << length << " over " << grid[d] << " (expected extent " << want << ")";
-                return problem.str();
-            }
+        const auto split = detail::check_balanced_split(grid, d, [&](std::size_t w) { return all[w][1 + d]; });
+        const std::size_t length = split.length;
+        if (!split.balanced()) {
+            problem << layer << ": " << worker(split.off) << " has shape " << describe(all[split.off])
+                    << ", but the pieces along spatial dimension " << e << " are not the balanced split of " << length
+                    << " over " << grid[d] << " (expected extent " << split.want << ")";
+            return problem.str();
         }
         const std::size_t k = spec.kernel_size[e], s = spec.stride[e], p = spec.padding[e], dil = spec.dilation[e];
         if (kernel_output_length(length, k, s, p, dil) == 0) {

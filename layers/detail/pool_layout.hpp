@@ -11,6 +11,7 @@
 #include "core/decomposition.hpp"
 #include "core/partition.hpp"
 #include "core/tensor.hpp"
+#include "layers/detail/balanced_split.hpp"
 
 namespace distdl {
 
@@ -38,18 +39,12 @@ inline std::string pool_agree_on_layout(const cartesian_partition& P_x, const st
                    " spatial extents, as P_x " + format_list(grid) + ")";
     global.assign(rank, 0);
     for (std::size_t t = 0; t < rank; ++t) {
-        for (std::size_t i = 0; i < grid[t]; ++i) {  // the pieces along dimension t add up to its length
-            shape_t at(rank, 0);
-            at[t] = i;
-            global[t] += extent(ravel_index(at, grid), t);
-        }
-        for (std::size_t w = 0; w < all.size(); ++w) {
-            const std::size_t want = balanced_size(global[t], grid[t], unravel_index(w, grid)[t]);
-            if (extent(w, t) != want)
-                return worker(w) + ", but the pieces along dimension " + std::to_string(t) +
-                       " are not the balanced split of " + std::to_string(global[t]) + " over " +
-                       std::to_string(grid[t]) + " (expected extent " + std::to_string(want) + ")";
-        }
+        const auto split = detail::check_balanced_split(grid, t, [&](std::size_t w) { return extent(w, t); });
+        global[t] = split.length;
+        if (!split.balanced())
+            return worker(split.off) + ", but the pieces along dimension " + std::to_string(t) +
+                   " are not the balanced split of " + std::to_string(global[t]) + " over " +
+                   std::to_string(grid[t]) + " (expected extent " + std::to_string(split.want) + ")";
     }
     return {};
 }

@@ -1,0 +1,42 @@
+#pragma once
+// Shared by the layers that learn their global input shape from the pieces (convolutions,
+// pooling): whether the pieces along one dimension of a worker grid are the balanced split
+// (DESIGN §3) of one length, and which worker is the first that is not.
+#include <cstddef>
+#include <limits>
+
+#include "core/decomposition.hpp"
+#include "core/tensor.hpp"
+
+namespace distdl::detail {
+
+struct split_along {
+    std::size_t length = 0;  // the extents of the workers at index 0 in every other dimension, summed
+    std::size_t off = std::numeric_limits<std::size_t>::max();  // first worker off the split (none: max)
+    std::size_t want = 0;    // that worker's extent in the balanced split of `length`
+    bool balanced() const { return off == std::numeric_limits<std::size_t>::max(); }
+};
+
+// `extent(w)`: the extent along dimension d of worker w (row-major index on `grid`).
+template <class Extent>
+split_along check_balanced_split(const shape_t& grid, std::size_t d, const Extent& extent) {
+    split_along s;
+    for (std::size_t i = 0; i < grid[d]; ++i) {
+        shape_t at(grid.size(), 0);
+        at[d] = i;
+        s.length += extent(ravel_index(at, grid));
+    }
+    std::size_t workers = 1;
+    for (std::size_t g : grid) workers *= g;
+    for (std::size_t w = 0; w < workers; ++w) {
+        const std::size_t want = balanced_size(s.length, grid[d], unravel_index(w, grid)[d]);
+        if (extent(w) != want) {
+            s.off = w;
+            s.want = want;
+            break;
+        }
+    }
+    return s;
+}
+
+}  // namespace distdl::detail
