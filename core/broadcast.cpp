@@ -43,6 +43,14 @@ void broadcast<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
                    state_->adjoint_scratch);
 }
 
+template <class T>
+bool broadcast<T>::forward_unless_own(const tensor<T>& x, tensor<T>& y) {
+    traffic_scope scope(state_->world->traffic(), "broadcast");
+    const auto& t = state_->teams;
+    return detail::copy_out(t.send, t.recv, t.send_first, x, y, state_->options.preserve_batch, "Broadcast",
+                            state_->forward_scratch, false);
+}
+
 template class broadcast<float>;
 template class broadcast<double>;
 

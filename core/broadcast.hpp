@@ -21,6 +21,11 @@ class broadcast : public module<T> {
   public:
     broadcast(const cartesian_partition& P_x, const cartesian_partition& P_y, broadcast_options options = {});
     ~broadcast() override;
+
+    // forward(x, y) without the one copy it can skip: on a worker whose y would be a copy of
+    // its own x (the P_x worker that is also a P_y worker of its team), y is left untouched and
+    // false is returned — that worker's result is x itself. Elsewhere y is written, true.
+    bool forward_unless_own(const tensor<T>& x, tensor<T>& y);
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override;
     void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;

@@ -71,8 +71,8 @@ struct image_pass {
 struct weights_pass {
     const float* in = nullptr;  // the padded copy of x
     idx in_plane = 0, in_stride = 0;
-    const float* dy = nullptr;  // C_out × m_h rows of dy_stride floats (m_w of them dy)
-    idx dy_stride = 0;
+    const float* dy = nullptr;  // C_out planes of dy_plane floats: m_h rows of dy_stride (m_w of them dy)
+    idx dy_plane = 0, dy_stride = 0;
     idx C_in = 0, C_out = 0, m_h = 0, m_w = 0, k_h = 0, k_w = 0;
     float* sums = nullptr;  // [C_in][k_h][k_w][C_out][16]
 };
@@ -174,11 +174,11 @@ DISTDL_AVX512 void weights_tile(const weights_pass& a, idx c, idx ky, idx kx0, i
     for (int o = 0; o < OCB; ++o)
 #pragma GCC unroll 3
         for (int kx = 0; kx < KXB; ++kx) s[o][kx] = _mm512_loadu_ps(sums + (kx * a.C_out + o) * 16);
-    const idx dy_plane = a.m_h * a.dy_stride, full = a.m_w / 16 * 16;
+    const idx dy_plane = a.dy_plane, full = a.m_w / 16 * 16;
     const __mmask16 tail = first_lanes(a.m_w - full);
     for (idx i = i0; i < i1; ++i) {
         const float* x = a.in + c * a.in_plane + (i + ky) * a.in_stride + kx0;
-        const float* dy = a.dy + (oc0 * a.m_h + i) * a.dy_stride;
+        const float* dy = a.dy + oc0 * a.dy_plane + i * a.dy_stride;
         for (idx j = 0; j < full; j += 16) weights_step<OCB, KXB, false>(x + j, dy + j, dy_plane, 0xFFFF, s);
         if (full < a.m_w) weights_step<OCB, KXB, true>(x + full, dy + full, dy_plane, tail, s);
     }
@@ -209,16 +209,18 @@ void weights_image(const weights_pass& a) {
     }
 }
 
-// Copies one image of dy (C × rows × width) into rows of `stride` floats, adding each channel's
-// values into its 16 lanes of `sums` when not null (the bias gradient, read on the way).
-DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx width, idx stride, float* copy, float* sums) {
+// Copies one image of dy (C × rows × width) into planes of `plane` floats of rows of `stride`
+// floats (64-byte aligned), adding each channel's values into its 16 lanes of `sums` when not
+// null (the bias gradient, read on the way).
+DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx width, idx stride, idx plane, float* copy,
+                             float* sums) {
     const idx full = width / 16 * 16;
     const __mmask16 tail = first_lanes(width - full);
     for (idx c = 0; c < C; ++c) {
         __m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
         for (idx r = 0; r < rows; ++r) {
             const float* from = dy + (c * rows + r) * width;
-            float* to = copy + (c * rows + r) * stride;
+            float* to = copy + c * plane + r * stride;
             idx j = 0;
             for (; j + 64 <= full; j += 64)
 #pragma GCC unroll 4
@@ -250,7 +252,7 @@ DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx width, idx st
 [[noreturn]] void unsupported() { throw std::logic_error("direct_convolution: no kernels for this CPU"); }
 void forward_image(const image_pass&) { unsupported(); }
 void weights_image(const weights_pass&) { unsupported(); }
-void copy_rows(const float*, idx, idx, idx, idx, float*, float*) { unsupported(); }
+void copy_rows(const float*, idx, idx, idx, idx, idx, float*, float*) { unsupported(); }
 
 #endif
 
@@ -258,12 +260,38 @@ void copy_rows(const float*, idx, idx, idx, idx, float*, float*) { unsupported()
 
 namespace {
 
-// Sizes x's zero-padded copy (forward and backward weights read the same one) and returns its
-// row stride: rows long enough for the last (partial) vector of 16 outputs to read its taps.
+// The row stride of x's zero-padded copy: rows long enough for the last (partial) vector of 16
+// outputs to read its taps.
+idx padded_x_stride(const plane_problem& c) {
+    return round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);
+}
+
+// Sizes x's zero-padded copy, one slot per image (forward fills them, backward weights reads
+// them: the backward of a forward reuses them instead of copying x again); returns its stride.
 idx prepare_padded_x(direct_convolution::padded_image& x_pad, const plane_problem& c) {
-    const idx stride = round_up(std::max(c.L_w + 2 * c.p_w, round_up(c.m_w, 16) + c.k_w - 1), 16);
-    x_pad.prepare(c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
+    const idx stride = padded_x_stride(c);
+    x_pad.prepare(c.N, c.C_in, c.L_h + 2 * c.p_h, stride, c.L_h, c.L_w, c.p_h, c.p_w);
     return stride;
+}
+
+// dy's zero-padded copy for both backward passes (one image, reused): backward data reads dy
+// padded by q = k − 1 − p (a negative q crops instead: the copy is unpadded and read from
+// offset −q); backward weights reads the same rows, whose data start on a 64-byte boundary (the
+// data sit at column `lead`, a multiple of 16), so its vectors of dy never straddle two lines.
+struct padded_dy_layout {
+    idx pad_h = 0, pad_w = 0, off_h = 0, off_w = 0, lead = 0, stride = 0;
+};
+
+padded_dy_layout prepare_padded_dy(direct_convolution::padded_image& dy_pad, const plane_problem& c) {
+    padded_dy_layout l;
+    const idx q_h = c.k_h - 1 - c.p_h, q_w = c.k_w - 1 - c.p_w;
+    l.pad_h = std::max<idx>(q_h, 0), l.pad_w = std::max<idx>(q_w, 0);
+    l.off_h = l.pad_h - q_h, l.off_w = l.pad_w - q_w;
+    l.lead = round_up(l.pad_w, 16);
+    l.stride = round_up(std::max(l.lead + c.m_w + l.pad_w, l.lead - l.pad_w + l.off_w + round_up(c.L_w, 16) + c.k_w - 1),
+                        16);
+    dy_pad.prepare(1, c.C_out, c.m_h + 2 * l.pad_h, l.stride, c.m_h, c.m_w, l.pad_h, l.lead);
+    return l;
 }
 
 }  // namespace
@@ -288,10 +316,12 @@ const char* direct_convolution::isa() { return "avx512"; }
 
 direct_convolution::direct_convolution(const conv_geometry& g) : g_(g) {}
 
-void direct_convolution::padded_image::prepare(idx c, idx r, idx s, idx h, idx w, idx ph, idx pw) {
-    if (c == channels && r == rows && s == stride && h == height && w == width && ph == pad_h && pw == pad_w) return;
-    channels = c, rows = r, stride = s, height = h, width = w, pad_h = ph, pad_w = pw;
-    data.resize(std::size_t(c * r * s));  // the padding stays zero from here on
+void direct_convolution::padded_image::prepare(idx n, idx c, idx r, idx s, idx h, idx w, idx ph, idx ld) {
+    if (n == images && c == channels && r == rows && s == stride && h == height && w == width && ph == pad_h &&
+        ld == lead)
+        return;
+    images = n, channels = c, rows = r, stride = s, height = h, width = w, pad_h = ph, lead = ld;
+    data.resize(std::size_t(n * c * r * s));  // the padding stays zero from here on
 }
 
 void direct_convolution::aligned_floats::resize(std::size_t n) {
@@ -300,87 +330,119 @@ void direct_convolution::aligned_floats::resize(std::size_t n) {
     start_ = storage_.data() + (((64 - address % 64) % 64) / sizeof(float));
 }
 
-void direct_convolution::padded_image::fill(const float* image) {
+void direct_convolution::padded_image::fill(idx n, const float* image) {
     if (width == 0) return;
+    float* slot = slot_data(n);
     for (idx c = 0; c < channels; ++c)
         for (idx r = 0; r < height; ++r)
-            std::memcpy(data.data() + c * plane() + (r + pad_h) * stride + pad_w, image + (c * height + r) * width,
+            std::memcpy(slot + c * plane() + (r + pad_h) * stride + lead, image + (c * height + r) * width,
                         std::size_t(width) * sizeof(float));
+}
+
+bool direct_convolution::holds_input(const shape_t& x_shape, const float* x) const {
+    return x_held_ && x_held_shape_ == x_shape && (x == nullptr || x == x_held_address_);
 }
 
 void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y) {
     const plane_problem c = lift_to_plane(g_, x_shape);
     const idx stride = prepare_padded_x(x_pad_, c);
     pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, false, packed_);
-    image_pass p{x_pad_.data.data(), x_pad_.plane(), stride, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w,
-                 packed_.data(),     b,              nullptr};
+    image_pass p{nullptr, x_pad_.plane(), stride, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w, packed_.data(), b, nullptr};
+    x_held_ = false;
     for (idx n = 0; n < c.N; ++n) {
-        x_pad_.fill(x + n * c.C_in * c.L_h * c.L_w);
+        x_pad_.fill(n, x + n * c.C_in * c.L_h * c.L_w);
+        p.in = x_pad_.slot_data(n);
         p.out = y + n * c.C_out * c.m_h * c.m_w;
         forward_image(p);
     }
+    x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
 }
 
 void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx) {
+    passes(x_shape, nullptr, dy, w, dx, nullptr, nullptr, true, false, false);
+}
+
+void direct_convolution::backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw,
+                                          float* db) {
+    passes(x_shape, x, dy, nullptr, nullptr, dw, db, false, true, false);
+}
+
+void direct_convolution::backward(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx,
+                                  float* dw, float* db, bool reuse_x) {
+    passes(x_shape, x, dy, w, dx, dw, db, dx != nullptr, true, reuse_x);
+}
+
+void direct_convolution::passes(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx,
+                                float* dw, float* db, bool data_pass, bool weights, bool reuse_x) {
     const plane_problem c = lift_to_plane(g_, x_shape);
-    // dx = dy, zero-padded by q = k − 1 − p, convolved with the flipped, transposed weights; a
-    // negative q crops instead: the copy is unpadded and read from offset −q.
-    const idx q_h = c.k_h - 1 - c.p_h, q_w = c.k_w - 1 - c.p_w;
-    const idx pad_h = std::max<idx>(q_h, 0), pad_w = std::max<idx>(q_w, 0);
-    const idx off_h = pad_h - q_h, off_w = pad_w - q_w;
-    const idx stride = round_up(std::max(c.m_w + 2 * pad_w, round_up(c.L_w, 16) + c.k_w - 1 + off_w), 16);
-    dy_pad_.prepare(c.C_out, c.m_h + 2 * pad_h, stride, c.m_h, c.m_w, pad_h, pad_w);
-    pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, true, packed_);
-    image_pass p{dy_pad_.data.data() + off_h * stride + off_w,
+    const idx taps = c.k_h * c.k_w;
+    const padded_dy_layout l = prepare_padded_dy(dy_pad_, c);
+    const float* dy_data = dy_pad_.data.data() + l.pad_h * l.stride + l.lead;  // dy(0, 0) of channel 0
+
+    // Backward data: the forward kernel on the padded dy with the flipped, transposed weights.
+    image_pass p{dy_pad_.data.data() + l.off_h * l.stride + (l.lead - l.pad_w) + l.off_w,
                  dy_pad_.plane(),
-                 stride,
+                 l.stride,
                  c.C_out,
                  c.C_in,
                  c.L_h,
                  c.L_w,
                  c.k_h,
                  c.k_w,
-                 packed_.data(),
+                 nullptr,
                  nullptr,
                  nullptr};
-    for (idx n = 0; n < c.N; ++n) {
-        dy_pad_.fill(dy + n * c.C_out * c.m_h * c.m_w);
-        p.out = dx + n * c.C_in * c.L_h * c.L_w;
-        forward_image(p);
+    if (data_pass) {
+        pack_weights(w, c.C_out, c.C_in, taps, true, packed_);
+        p.packed = packed_.data();
     }
-}
 
-void direct_convolution::backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw,
-                                          float* db) {
-    const plane_problem c = lift_to_plane(g_, x_shape);
-    const idx stride = prepare_padded_x(x_pad_, c);
-    const idx taps = c.k_h * c.k_w;
-    // The weights' partial sums, then the bias's.
-    partial_sums_.resize(std::size_t((c.C_in * taps + 1) * c.C_out * 16));
-    float* bias_sums = db ? partial_sums_.data() + c.C_in * taps * c.C_out * 16 : nullptr;
-    const idx dy_stride = round_up(c.m_w, 16);
-    const std::size_t dy_size = std::size_t(c.C_out * c.m_h * dy_stride);
-    if (dy_size != dy_copy_size_) dy_copy_.resize(dy_copy_size_ = dy_size);
-    weights_pass a{x_pad_.data.data(), x_pad_.plane(), stride,  dy_copy_.data(), dy_stride, c.C_in,
-                   c.C_out,            c.m_h,          c.m_w,   c.k_h,           c.k_w,     partial_sums_.data()};
-    for (idx n = 0; n < c.N; ++n) {
-        x_pad_.fill(x + n * c.C_in * c.L_h * c.L_w);
-        const float* dy_image = dy + n * c.C_out * c.m_h * c.m_w;
-        copy_rows(dy_image, c.C_out, c.m_h, c.m_w, dy_stride, dy_copy_.data(), bias_sums);
-        weights_image(a);
+    // Backward weights: x's padded copy (the forward's, when it holds this x), then the partial
+    // sums of the weights and of the bias.
+    weights_pass a{};
+    float* bias_sums = nullptr;
+    bool refill_x = false;
+    if (weights) {
+        if (c.C_in > 0 && !(reuse_x && holds_input(x_shape, x))) {
+            if (x == nullptr) throw std::logic_error("direct_convolution: backward without x needs its last forward's x");
+            refill_x = true;
+            prepare_padded_x(x_pad_, c);
+            x_held_ = false;
+        }
+        partial_sums_.resize(std::size_t((c.C_in * taps + 1) * c.C_out * 16));
+        bias_sums = db ? partial_sums_.data() + c.C_in * taps * c.C_out * 16 : nullptr;
+        a = weights_pass{nullptr, x_pad_.plane(), padded_x_stride(c), dy_data, dy_pad_.plane(), l.stride, c.C_in,
+                         c.C_out, c.m_h,          c.m_w,    c.k_h,   c.k_w,           partial_sums_.data()};
     }
+
+    for (idx n = 0; n < c.N; ++n) {
+        copy_rows(dy + n * c.C_out * c.m_h * c.m_w, c.C_out, c.m_h, c.m_w, l.stride, dy_pad_.plane(),
+                  dy_pad_.data.data() + l.pad_h * l.stride + l.lead, bias_sums);
+        if (data_pass) {
+            p.out = dx + n * c.C_in * c.L_h * c.L_w;
+            forward_image(p);
+        }
+        if (weights && c.C_in > 0) {
+            if (refill_x) x_pad_.fill(n, x + n * c.C_in * c.L_h * c.L_w);
+            a.in = x_pad_.slot_data(n);
+            weights_image(a);
+        }
+    }
+    if (refill_x) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
+    if (!weights) return;
+
     for (idx ci = 0; ci < c.C_in; ++ci)
         for (idx t = 0; t < taps; ++t)
             for (idx o = 0; o < c.C_out; ++o) {
                 const float* lanes = partial_sums_.data() + ((ci * taps + t) * c.C_out + o) * 16;
                 float sum = 0;
-                for (int l = 0; l < 16; ++l) sum += lanes[l];
+                for (int l16 = 0; l16 < 16; ++l16) sum += lanes[l16];
                 dw[(o * c.C_in + ci) * taps + t] += sum;
             }
     if (db)
         for (idx o = 0; o < c.C_out; ++o) {
             float sum = 0;
-            for (int l = 0; l < 16; ++l) sum += bias_sums[16 * o + l];
+            for (int l16 = 0; l16 < 16; ++l16) sum += bias_sums[16 * o + l16];
             db[o] += sum;
         }
 }

@@ -11,12 +11,15 @@
 //   backward data     stride 1: the forward kernel on dy padded by k−1−p, with the weights
 //                     flipped and transposed
 //   backward weights  per (input channel, kernel row), vector partial sums of up to 4 output
-//                     channels × 3 kernel columns accumulate over blocks of rows of all images
-//                     (dy copied to aligned rows, its sums taken on the way for db); one
-//                     horizontal sum per weight at the end
+//                     channels × 3 kernel columns accumulate over blocks of rows of all images;
+//                     one horizontal sum per weight at the end
 //
-// Scratch (padded images, packed weights, partial sums) lives in the object and is reused
-// across calls; one object serves one thread at a time.
+// Copies: forward pads x into one slot per image and keeps them; the backward of that very
+// input (backward with reuse_x) reads them instead of copying x again. Both backward passes
+// read one zero-padded copy of each image of dy, made once (its rows 64-byte aligned for the
+// weights pass; its sums taken on the way for db). Scratch (padded images, packed weights,
+// partial sums) lives in the object and is reused across calls; one object serves one thread
+// at a time.
 #include <cstddef>
 #include <vector>
 
@@ -43,6 +46,15 @@ class direct_convolution {
     void backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx);
     // dw += adjoint with respect to w, db += adjoint with respect to b (db may be null).
     void backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw, float* db);
+    // Both passes over each image of dy in turn (dx null: x has no elements, no data pass; the
+    // same bits as the passes alone). reuse_x: when this object's last forward ran on
+    // x (the same address and shape; x null: whatever address) and x is unchanged since, its
+    // padded copy serves and x is not read; otherwise x (not null) is copied again.
+    void backward(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx, float* dw,
+                  float* db, bool reuse_x);
+    // Whether the padded copy of the last forward's input (of this shape; at this address unless
+    // x is null) is still held.
+    bool holds_input(const shape_t& x_shape, const float* x) const;
 
     // Zeroed floats starting on a 64-byte boundary, so that vectors of 16 at multiples of 16
     // never straddle two cache lines (a split load costs two); resize() keeps the capacity.
@@ -57,25 +69,32 @@ class direct_convolution {
         float* start_ = nullptr;
     };
 
-    // A zero-padded copy of one image: `channels` planes of `rows` rows of `stride` floats (a
-    // multiple of 16), the data at (pad_h, pad_w); everything else stays zero (reset when the layout changes).
+    // Zero-padded copies of `images` images: each `channels` planes of `rows` rows of `stride`
+    // floats (a multiple of 16), the data at (pad_h, lead); everything else stays zero (reset
+    // when the layout changes).
     struct padded_image {
-        std::ptrdiff_t channels = 0, rows = 0, stride = 0, height = 0, width = 0, pad_h = 0, pad_w = 0;
+        std::ptrdiff_t images = 0, channels = 0, rows = 0, stride = 0, height = 0, width = 0, pad_h = 0, lead = 0;
         aligned_floats data;
 
-        void prepare(std::ptrdiff_t channels, std::ptrdiff_t rows, std::ptrdiff_t stride, std::ptrdiff_t height,
-                     std::ptrdiff_t width, std::ptrdiff_t pad_h, std::ptrdiff_t pad_w);
-        void fill(const float* image);  // channels × height × width, row-major
+        void prepare(std::ptrdiff_t images, std::ptrdiff_t channels, std::ptrdiff_t rows, std::ptrdiff_t stride,
+                     std::ptrdiff_t height, std::ptrdiff_t width, std::ptrdiff_t pad_h, std::ptrdiff_t lead);
+        void fill(std::ptrdiff_t n, const float* image);  // slot n from channels × height × width, row-major
         std::ptrdiff_t plane() const { return rows * stride; }
+        float* slot_data(std::ptrdiff_t n) { return data.data() + n * channels * plane(); }
     };
 
   private:
+    void passes(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx, float* dw,
+                float* db, bool data_pass, bool weights, bool reuse_x);
+
     conv_geometry g_;
     padded_image x_pad_, dy_pad_;
     std::vector<float> packed_;        // weights as the forward kernel reads them
     aligned_floats partial_sums_;      // backward weights: 16 lanes per weight
-    aligned_floats dy_copy_;           // backward weights: one image of dy, rows of a multiple of 16
-    std::size_t dy_copy_size_ = 0;
+    // What x_pad_ holds: the input of the last forward (or of a backward that copied x).
+    bool x_held_ = false;
+    shape_t x_held_shape_;
+    const float* x_held_address_ = nullptr;
 };
 
 }  // namespace distdl::kernels::detail

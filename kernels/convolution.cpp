@@ -1,6 +1,7 @@
 #include "kernels/convolution.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 
 #include "kernels/conv_direct.hpp"
@@ -37,6 +38,7 @@ struct convolution<T>::engines {
     std::unique_ptr<detail::direct_convolution> direct;  // float32, where it is chosen
     std::unique_ptr<detail::onednn_convolution> onednn;  // float32 with conv_engine::automatic
     std::string last = "none";
+    std::optional<shape_t> forward_shape;  // x's shape in the last forward (since the last failed check)
 
     bool used_onednn(bool ran) {
         if (ran) last = "onednn:" + onednn->last_implementation();
@@ -113,7 +115,9 @@ template <class T>
 void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y) {
     const shape_t x_shape = shape_of(x);
     const shape_t y_shape = output_shape(x_shape);
+    engines_->forward_shape.reset();
     check_parameters(w, b, "forward", "bias");
+    engines_->forward_shape = x_shape;
     if (shape_of(y) != y_shape) y.resize(y_shape);
     if (engines_->onednn) engines_->onednn->forget_last_passes();  // until this forward runs there
     if (y.size() == 0) return;
@@ -173,8 +177,44 @@ void convolution<T>::backward_weights(const tensor<T>& x, const tensor<T>& dy, t
 template <class T>
 void convolution<T>::backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx,
                               tensor<T>& dw, tensor<T>* db) {
+    if (engines_->direct) return direct_backward(shape_of(x), x.data(), dy, w, dx, dw, db);
     backward_data(dy, w, shape_of(x), dx);
     weights_pass(x, dy, dw, db, true);
+}
+
+template <class T>
+bool convolution<T>::retains_input() const {
+    return engines_->direct != nullptr;
+}
+
+template <class T>
+void convolution<T>::backward_last(const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
+                                   tensor<T>* db) {
+    DISTDL_REQUIRE(retains_input() && engines_->forward_shape,
+                   "kernels::convolution::backward_last: needs a forward() first on an engine that keeps its input ("
+                       << (retains_input() ? "no forward yet" : "this engine does not") << ")");
+    direct_backward(*engines_->forward_shape, nullptr, dy, w, dx, dw, db);
+}
+
+// Both backward passes on the direct engine, one image of dy at a time (x null: the copy of the
+// last forward's input that the engine holds).
+template <class T>
+void convolution<T>::direct_backward(const shape_t& x_shape, const T* x, const tensor<T>& dy, const tensor<T>& w,
+                                     tensor<T>& dx, tensor<T>& dw, tensor<T>* db) {
+    check_output_gradient(x_shape, dy);
+    check_weight(w, "backward_data");
+    check_parameters(dw, db, "backward_weights", "bias gradient");
+    if (shape_of(dx) != x_shape) dx.resize(x_shape);
+    if (dy.size() == 0) {  // no output channels or no outputs: nothing reaches y
+        std::fill(dx.begin(), dx.end(), T(0));
+        return;
+    }
+    if constexpr (std::is_same_v<T, float>) {
+        apply_thread_policy();
+        engines_->direct->backward(x_shape, x, dy.data(), w.data(), dx.size() > 0 ? dx.data() : nullptr, dw.data(),
+                                   db ? db->data() : nullptr, true);
+        engines_->used_direct();
+    }
 }
 
 template <class T>

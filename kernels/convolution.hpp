@@ -18,6 +18,8 @@
 //                                    the copies of x and dy already converted to oneDNN's layout
 //                                    are reused instead of converting them again (same results
 //                                    as backward_data + backward_weights)
+//   backward_last(dy, w, dx, dw, db) the same for the last forward's x, from this object's own
+//                                    copy of it (only where retains_input(): the direct engine)
 // b / db are null exactly when the geometry has no bias.
 //
 // Engines: float32 2-d convolutions with stride 1 and dilation 1 whose channel counts are narrow
@@ -67,6 +69,12 @@ class convolution {
     // (recognised by address): x must not have been modified since that forward.
     void backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
                   tensor<T>* db);
+    // Whether this object keeps its own copy of each forward's input (the direct engine does:
+    // its padded images), so that backward_last() needs no x.
+    bool retains_input() const;
+    // backward(x, dy, ...) for the x of this object's last forward(), from the copy it kept
+    // (retains_input() must be true): the caller need not keep x, nor leave it unchanged.
+    void backward_last(const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw, tensor<T>* db);
 
     // Which engine ran the last pass: "direct:avx512", "onednn:<oneDNN implementation>" or
     // "im2col" (diagnostics).
@@ -78,6 +86,8 @@ class convolution {
     void check_parameters(const tensor<T>& w, const tensor<T>* b, const char* what, const char* bias_name) const;
     void check_output_gradient(const shape_t& x_shape, const tensor<T>& dy) const;
     void weights_pass(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db, bool reuse_converted);
+    void direct_backward(const shape_t& x_shape, const T* x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx,
+                         tensor<T>& dw, tensor<T>* db);
 
     conv_geometry g_;
     conv_engine engine_;

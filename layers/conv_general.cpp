@@ -82,6 +82,11 @@ struct general_conv<T>::state {
     std::unique_ptr<sum_reduce<T>> reduce_y;     // P_w (ordered ci, co, j) -> P_y
     std::unique_ptr<halo_exchange<T>> halo;      // P_x workers; built for the agreed global shape
     std::unique_ptr<kernels::convolution<T>> kernel;  // P_w workers
+    // The kernel keeps its own copy of each forward's input (the direct engine): the window needs
+    // no copy of its own for the backward pass, and a worker whose window is its own piece
+    // (x_identity without a halo, or the source of its own copy along P_co) hands the kernel x.
+    bool kernel_keeps_x = false;
+    shape_t window_shape;  // P_w: the shape of the last forward's window
 
     // Layout learnt from the pieces, or given at construction (P_x workers).
     bool shape_given = false;
@@ -94,7 +99,8 @@ struct general_conv<T>::state {
     parameter<T> weight, bias;
 
     // Reused between calls.
-    tensor<T> x_hat;          // P_x: the window (kept for the weight gradient when P_x is P_w)
+    tensor<T> x_hat;          // P_x: the window (a copy of x kept for the weight gradient when P_x
+                              // is P_w without a halo, unless the kernel keeps one)
     tensor<T> x_piece;        // P_w: the broadcast window
     tensor<T> y_partial;      // P_w: the contribution
     tensor<T> w_use, b_use;   // P_w: the broadcast parameters
@@ -111,6 +117,8 @@ struct general_conv<T>::state {
         : kind(k), layer(std::move(name)), spec(std::move(s)), dims(spec.spatial_dims), P_x(px), P_y(py), P_w(pw) {}
 
     bool is_marker(const tensor<T>& t) const { return t.dimension() != dims + 2; }
+    // Without a halo, whether the window is a copy of x (kept for the weight gradient).
+    bool copies_x() const { return x_identity && !kernel_keeps_x; }
 
     void build(const cartesian_partition& px, const cartesian_partition& py, const cartesian_partition& pw);
     std::string agree_on_layout(const tensor<T>& x);
@@ -123,7 +131,7 @@ struct general_conv<T>::state {
     shape_t empty_batch_window() const;
     shape_t local_output_shape(const tensor<T>& xin) const;
     void local_forward(const tensor<T>& xin, tensor<T>& out);
-    void local_backward(const tensor<T>& xin, const tensor<T>& dy, tensor<T>& dx_out);
+    void local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out);
     void pack(const tensor<T>& a, const tensor<T>* b);
     void unpack(const tensor<T>& flat, tensor<T>& a, tensor<T>* b) const;
 };
@@ -242,6 +250,7 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
         if (halo_dim[e]) g.padding[e] = 0;  // the window holds its padding
     g.bias = uses_bias;
     kernel = std::make_unique<kernels::convolution<T>>(g);
+    kernel_keeps_x = kernel->retains_input();
 }
 
 // Collective over P_x: every worker's piece shape; on all of them the same verdict (empty when
@@ -361,7 +370,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         refused = !problem.empty();
         if (!problem.empty()) return problem;
         if (any_halo) detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
-        else if (x_identity) detail::copy_into(x, x_hat);  // kept for the weight gradient
+        else if (copies_x()) detail::copy_into(x, x_hat);  // kept for the weight gradient
         return {};
     }
     if (any_halo) {
@@ -394,7 +403,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         refused = !problem.empty();
         if (!problem.empty()) return problem;
     }
-    if (x_identity) detail::copy_into(x, x_hat);  // kept for the weight gradient
+    if (copies_x()) detail::copy_into(x, x_hat);  // kept for the weight gradient
     return {};
 }
 
@@ -455,6 +464,7 @@ shape_t general_conv<T>::state::local_output_shape(const tensor<T>& xin) const {
 template <class T>
 void general_conv<T>::state::local_forward(const tensor<T>& xin, tensor<T>& out) {
     const shape_t shape = local_output_shape(xin);
+    window_shape = shape_of(xin);
     if (volume(shape) == 0) {
         detail::prepare_output(out, shape);
         return;
@@ -464,19 +474,22 @@ void general_conv<T>::state::local_forward(const tensor<T>& xin, tensor<T>& out)
     kernel->forward(xin, w, b, out);
 }
 
-// dx_out (overwritten) and dw_partial, db_partial (overwritten) for window `xin`.
+// dx_out (overwritten) and dw_partial, db_partial (overwritten) for the last forward's window:
+// `xin` (untouched since: the kernel reuses its converted copy), or null when the kernel keeps
+// its own copy.
 template <class T>
-void general_conv<T>::state::local_backward(const tensor<T>& xin, const tensor<T>& dy, tensor<T>& dx_out) {
+void general_conv<T>::state::local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out) {
     dw_partial.fill(T(0));
     db_partial.fill(T(0));
     if (dy.size() == 0) {  // nothing reaches y: no gradient
-        detail::prepare_output(dx_out, shape_of(xin));
+        detail::prepare_output(dx_out, window_shape);
         dx_out.fill(T(0));
         return;
     }
     const tensor<T>& w = param_identity ? weight.value : w_use;
-    // xin is the window of the last forward, untouched since: the kernel reuses its converted copy.
-    kernel->backward(xin, dy, w, dx_out, dw_partial, uses_bias ? &db_partial : nullptr);
+    tensor<T>* db = uses_bias ? &db_partial : nullptr;
+    if (xin) kernel->backward(*xin, dy, w, dx_out, dw_partial, db);
+    else kernel->backward_last(dy, w, dx_out, dw_partial, db);
 }
 
 template <class T>
@@ -587,14 +600,15 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     const tensor<T>* window = &st.empty;
     if (st.P_x.active()) {
         refusal = st.prepare_window(x, refused);
-        window = refused ? &st.marker : (st.any_halo || st.x_identity) ? &st.x_hat : &x;
+        window = refused ? &st.marker : (st.any_halo || st.copies_x()) ? &st.x_hat : &x;
     }
 
-    // 3. Windows along P_co.
+    // 3. Windows along P_co (a worker that is the source of its own copy uses its window in
+    // place when the kernel keeps its own copy for the backward pass).
     const tensor<T>* xin = window;
     if (st.share_x) {
-        st.share_x->forward(*window, st.x_piece);
-        xin = &st.x_piece;
+        if (!st.kernel_keeps_x) st.share_x->forward(*window, st.x_piece);
+        if (!st.kernel_keeps_x || st.share_x->forward_unless_own(*window, st.x_piece)) xin = &st.x_piece;
     }
 
     // 4. Local convolution; 5. sum along P_ci into P_y (straight into y when that is the identity).
@@ -686,7 +700,8 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             dx_contribution = &st.marker;
         } else {
             dx_contribution = window_is_dx && !st.share_x ? &dx : &st.dx_partial;
-            st.local_backward(st.share_x ? st.x_piece : st.x_hat, *dyp, *dx_contribution);
+            st.local_backward(st.kernel_keeps_x ? nullptr : st.share_x ? &st.x_piece : &st.x_hat, *dyp,
+                              *dx_contribution);
         }
     }
 
