@@ -86,7 +86,8 @@ DISTDL_AVX512 inline __mmask16 first_lanes(idx n) {
 }
 
 // OCB output channels × NV vectors of 16 output columns of one row; the last vector stored
-// under `last` (the columns that exist).
+// under `last` (the columns that exist). A single vector (the row's tail) also loads its inputs
+// under `last`: an input read in place (no padded copy) may end right after the row's last tap.
 template <int OCB, int NV>
 DISTDL_AVX512 void forward_tile(const image_pass& p, const float* in, const float* w, const float* bias, float* out,
                                 __mmask16 last) {
@@ -103,7 +104,8 @@ DISTDL_AVX512 void forward_tile(const image_pass& p, const float* in, const floa
             for (idx kx = 0; kx < p.k_w; ++kx, w += 8) {
                 __m512 xv[NV];
 #pragma GCC unroll 4
-                for (int v = 0; v < NV; ++v) xv[v] = _mm512_loadu_ps(row + kx + 16 * v);
+                for (int v = 0; v < NV; ++v)
+                    xv[v] = NV == 1 ? _mm512_maskz_loadu_ps(last, row + kx + 16 * v) : _mm512_loadu_ps(row + kx + 16 * v);
 #pragma GCC unroll 8
                 for (int o = 0; o < OCB; ++o) {
                     const __m512 wv = _mm512_set1_ps(w[o]);
@@ -314,7 +316,8 @@ bool direct_convolution::supports(const conv_geometry& g) {
 
 const char* direct_convolution::isa() { return "avx512"; }
 
-direct_convolution::direct_convolution(const conv_geometry& g) : g_(g) {}
+direct_convolution::direct_convolution(const conv_geometry& g)
+    : g_(g), pads_(std::any_of(g.padding.begin(), g.padding.end(), [](std::size_t p) { return p > 0; })) {}
 
 void direct_convolution::padded_image::prepare(idx n, idx c, idx r, idx s, idx h, idx w, idx ph, idx ld) {
     if (n == images && c == channels && r == rows && s == stride && h == height && w == width && ph == pad_h &&
@@ -345,17 +348,18 @@ bool direct_convolution::holds_input(const shape_t& x_shape, const float* x) con
 
 void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y) {
     const plane_problem c = lift_to_plane(g_, x_shape);
-    const idx stride = prepare_padded_x(x_pad_, c);
     pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, false, packed_);
-    image_pass p{nullptr, x_pad_.plane(), stride, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w, packed_.data(), b, nullptr};
+    image_pass p{nullptr, c.L_h * c.L_w, c.L_w, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w, packed_.data(), b, nullptr};
     x_held_ = false;
+    if (pads_) p.in_stride = prepare_padded_x(x_pad_, c), p.in_plane = x_pad_.plane();
     for (idx n = 0; n < c.N; ++n) {
-        x_pad_.fill(n, x + n * c.C_in * c.L_h * c.L_w);
-        p.in = x_pad_.slot_data(n);
+        const float* image = x + n * c.C_in * c.L_h * c.L_w;
+        if (pads_) x_pad_.fill(n, image);
+        p.in = pads_ ? x_pad_.slot_data(n) : image;
         p.out = y + n * c.C_out * c.m_h * c.m_w;
         forward_image(p);
     }
-    x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
+    if (pads_) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
 }
 
 void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx) {
@@ -397,22 +401,24 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
         p.packed = packed_.data();
     }
 
-    // Backward weights: x's padded copy (the forward's, when it holds this x), then the partial
-    // sums of the weights and of the bias.
+    // Backward weights: x's padded copy (the forward's, when it holds this x; x in place without
+    // padding), then the partial sums of the weights and of the bias.
     weights_pass a{};
     float* bias_sums = nullptr;
     bool refill_x = false;
     if (weights) {
-        if (c.C_in > 0 && !(reuse_x && holds_input(x_shape, x))) {
-            if (x == nullptr) throw std::logic_error("direct_convolution: backward without x needs its last forward's x");
+        if (x == nullptr && c.C_in > 0 && (!pads_ || !holds_input(x_shape, x)))
+            throw std::logic_error("direct_convolution: backward without x needs the copy of its last forward's x");
+        if (pads_ && c.C_in > 0 && !(reuse_x && holds_input(x_shape, x))) {
             refill_x = true;
             prepare_padded_x(x_pad_, c);
             x_held_ = false;
         }
         partial_sums_.resize(std::size_t((c.C_in * taps + 1) * c.C_out * 16));
         bias_sums = db ? partial_sums_.data() + c.C_in * taps * c.C_out * 16 : nullptr;
-        a = weights_pass{nullptr, x_pad_.plane(), padded_x_stride(c), dy_data, dy_pad_.plane(), l.stride, c.C_in,
-                         c.C_out, c.m_h,          c.m_w,    c.k_h,   c.k_w,           partial_sums_.data()};
+        const idx in_plane = pads_ ? x_pad_.plane() : c.L_h * c.L_w, in_stride = pads_ ? padded_x_stride(c) : c.L_w;
+        a = weights_pass{nullptr, in_plane, in_stride, dy_data, dy_pad_.plane(), l.stride,           c.C_in,
+                         c.C_out, c.m_h,    c.m_w,     c.k_h,   c.k_w,           partial_sums_.data()};
     }
 
     for (idx n = 0; n < c.N; ++n) {
@@ -424,7 +430,7 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
         }
         if (weights && c.C_in > 0) {
             if (refill_x) x_pad_.fill(n, x + n * c.C_in * c.L_h * c.L_w);
-            a.in = x_pad_.slot_data(n);
+            a.in = pads_ ? x_pad_.slot_data(n) : x + n * c.C_in * c.L_h * c.L_w;
             weights_image(a);
         }
     }

@@ -14,8 +14,9 @@
 //                     channels × 3 kernel columns accumulate over blocks of rows of all images;
 //                     one horizontal sum per weight at the end
 //
-// Copies: forward pads x into one slot per image and keeps them; the backward of that very
-// input (backward with reuse_x) reads them instead of copying x again. Both backward passes
+// Copies: with padding, forward pads x into one slot per image and keeps them; the backward of
+// that very input (backward with reuse_x) reads them instead of copying x again. Without
+// padding both read x in place (rows of any length: the row's last vector loads under a mask). Both backward passes
 // read one zero-padded copy of each image of dy, made once (its rows 64-byte aligned for the
 // weights pass; its sums taken on the way for db). Scratch (padded images, packed weights,
 // partial sums) lives in the object and is reused across calls; one object serves one thread
@@ -55,6 +56,8 @@ class direct_convolution {
     // Whether the padded copy of the last forward's input (of this shape; at this address unless
     // x is null) is still held.
     bool holds_input(const shape_t& x_shape, const float* x) const;
+    // Whether forward keeps a copy of x (the padded images; without padding x is read in place).
+    bool copies_input() const { return pads_; }
 
     // Zeroed floats starting on a 64-byte boundary, so that vectors of 16 at multiples of 16
     // never straddle two cache lines (a split load costs two); resize() keeps the capacity.
@@ -88,6 +91,7 @@ class direct_convolution {
                 float* db, bool data_pass, bool weights, bool reuse_x);
 
     conv_geometry g_;
+    bool pads_ = false;  // some padding: x is read through its padded copy (else in place)
     padded_image x_pad_, dy_pad_;
     std::vector<float> packed_;        // weights as the forward kernel reads them
     aligned_floats partial_sums_;      // backward weights: 16 lanes per weight

@@ -184,7 +184,7 @@ void convolution<T>::backward(const tensor<T>& x, const tensor<T>& dy, const ten
 
 template <class T>
 bool convolution<T>::retains_input() const {
-    return engines_->direct != nullptr;
+    return engines_->direct != nullptr && engines_->direct->copies_input();
 }
 
 template <class T>

@@ -63,7 +63,10 @@ struct general_conv<T>::state {
     cartesian_partition P_x, P_y, P_w;
     std::optional<cartesian_partition> P_x_team;  // P_x over its own communicator (P_x workers)
     std::shared_ptr<communicator> layer_comm;     // every worker of P_x, P_y, P_w (refusals only)
-    std::vector<bool> halo_dim;                   // per spatial dimension: split, so exchanged
+    // Per spatial dimension: the window holds its padding (the halo exchange pads it; the kernel
+    // pads none). With any split dimension, every one: the window is then the kernel's whole
+    // padded input, so the kernel needs no padded copy of its own.
+    std::vector<bool> halo_dim;
     bool any_halo = false;
     bool x_identity = false, y_identity = false, param_identity = false;
     bool check_dy_on_P_y = false;  // P_y agrees on dy (else the halo's adjoint carries a refusal)
@@ -146,6 +149,7 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
         halo_dim[e] = px.shape()[2 + e] > 1;
         any_halo = any_halo || halo_dim[e];
     }
+    if (any_halo) halo_dim.assign(dims, true);
     param_identity = !any_halo;
     x_identity = px == pw;
     if (px.active()) P_x_team.emplace(partition::world(px.comm()).create_cartesian_topology_partition(px.shape()));
