@@ -152,6 +152,47 @@ TEST(kernel_conv_direct, chosen_shapes_match_reference) {
     check_against_reference(geometry(5, 17, {2, 5}, {3, 6}, true), {2, 5, 4, 16}, gen);
     check_against_reference(geometry(16, 16, {1, 1}, {0, 0}, false), {1, 16, 2, 32}, gen);
     check_against_reference(geometry(2, 3, {4, 7}, {0, 0}, true), {1, 2, 4, 7}, gen);  // output 1 × 1
+    // No padding: x is read in place, rows of any length (a partial last vector, a window with
+    // its padding already in it as the layers give it).
+    check_against_reference(geometry(8, 16, {3, 3}, {0, 0}, true), {2, 8, 6, 35}, gen);
+    check_against_reference(geometry(8, 8, {3, 3}, {0, 0}, true), {1, 8, 5, 66}, gen);
+    check_against_reference(geometry(3, 5, {3, 2}, {0, 0}, false), {2, 3, 4, 18}, gen);
+    check_against_reference(geometry(4, 4, {3}, {0}, true), {2, 4, 37}, gen);
+}
+
+// backward_last: the bits of backward(x, ...) after the forward of x, from the engine's own
+// padded copy (x overwritten in between); an engine that reads x in place (no padding) keeps
+// no copy and refuses it.
+TEST(kernel_conv_direct, backward_last_uses_the_kept_input) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(47);
+    const kernels::conv_geometry g{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .padding = {1},
+                                   .bias = true};
+    kernels::convolution<float> kept(g, kernels::conv_engine::direct), given(g, kernels::conv_engine::direct);
+    ASSERT_TRUE(kept.retains_input());
+    auto x = test::random_tensor<float>({2, 5, 7, 20}, gen);
+    const auto w = test::random_tensor<float>(kept.weight_shape(), gen);
+    const auto b = test::random_tensor<float>({6}, gen);
+    const auto dy = test::random_tensor<float>(kept.output_shape(shape_of(x)), gen);
+    tensor<float> y1, y2, dx1, dx2, dw1 = xt::zeros<float>(kept.weight_shape()), dw2 = dw1;
+    tensor<float> db1 = xt::zeros<float>(shape_t{6}), db2 = db1;
+    given.forward(x, w, &b, y2);
+    given.backward(x, dy, w, dx2, dw2, &db2);
+    kept.forward(x, w, &b, y1);
+    x.fill(7.0f);  // the caller's x changes: the kept copy serves
+    kept.backward_last(dy, w, dx1, dw1, &db1);
+    EXPECT_EQ(y1, y2);
+    EXPECT_EQ(dx1, dx2);
+    EXPECT_EQ(dw1, dw2);
+    EXPECT_EQ(db1, db2);
+
+    const kernels::conv_geometry unpadded{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
+    kernels::convolution<float> in_place(unpadded, kernels::conv_engine::direct);
+    EXPECT_FALSE(in_place.retains_input());
+    in_place.forward(x, w, &b, y1);
+    EXPECT_THROW(in_place.backward_last(dy, w, dx1, dw1, &db1), distdl::invalid_argument);
+    kernels::convolution<double> im2col(g);
+    EXPECT_FALSE(im2col.retains_input());
 }
 
 // The same object across input shapes: the padded copies are re-laid-out, never stale.
