@@ -15,10 +15,13 @@
 // Forward:  1. The parameters go from their owners, the workers (co, ci, 0..0) of P_w, to the
 //              rest of P_w (one broadcast of weight and bias together; none when P_1..P_D = 1).
 //           2. HaloExchange on P_x: each worker's window of the zero-padded input for its output
-//              block, in every partitioned spatial dimension (an unpartitioned dimension keeps
-//              its whole extent and the local kernel pads it). Any geometry: halos wider than a
-//              neighbour's piece, pieces of size zero, fewer outputs than workers.
-//           3. Broadcast of the windows along P_co (none when P_x is P_w).
+//              block, padded in every spatial dimension (an unpartitioned one keeps its whole
+//              extent plus its padding), so the local kernel pads nothing and reads the window
+//              as it is; without any partitioned spatial dimension there is no exchange and the
+//              kernel pads. Any geometry: halos wider than a neighbour's piece, pieces of size
+//              zero, fewer outputs than workers.
+//           3. Broadcast of the windows along P_co (none when P_x is P_w; the source of its own
+//              copy keeps no copy when the kernel keeps its own for the backward pass).
 //           4. Local convolution (kernels/convolution.hpp) without padding in the partitioned
 //              dimensions; the bias is added on the workers whose input-channel index is 0.
 //           5. SumReduce along P_ci into P_y (none when the reduction is the identity).
@@ -62,7 +65,9 @@
 // throws the same message naming the refusing worker, what it was given and what was expected.
 //
 // Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
-// reused while shapes stay the same.
+// reused while shapes stay the same. Where the local kernel keeps its own copy of its input
+// (kernels::convolution::retains_input: the direct engine with padding) the layer keeps none for
+// the weight gradient and hands the kernel x itself when the window is the piece.
 #include <cstddef>
 #include <memory>
 #include <string>
