@@ -70,6 +70,7 @@ struct team_scratch {
     std::vector<T> fused_in, fused_out;
     std::vector<std::uint64_t> bits_in, bits_out;  // a copy's fused [data bits | status]
     std::vector<T> zeros;
+    std::vector<request> requests;  // a nonblocking broadcast's
 };
 
 // `source_copies` false: a worker that is the source of its own copy (the one case where y would
