@@ -76,7 +76,13 @@ request communicator::irecv(void* buf, std::size_t count, dtype type, int source
 }
 
 void communicator::wait_all(std::vector<request>& requests) {
-    for (const auto& r : requests) DISTDL_REQUIRE(r != nullptr, "communicator: wait_all given an empty request");
+    bool any_complete = false;
+    for (const auto& r : requests) {
+        DISTDL_REQUIRE(r != nullptr, "communicator: wait_all given an empty request");
+        any_complete = any_complete || r->complete_at_start();
+    }
+    // Requests complete at their start are the front-end's: the transport never sees them.
+    if (any_complete) std::erase_if(requests, [](const request& r) { return r->complete_at_start(); });
     do_wait_all(requests);
     requests.clear();
 }
@@ -87,6 +93,22 @@ void communicator::broadcast(void* buf, std::size_t count, dtype type, int root)
     if (rank() == root) traffic_->record(size() - 1, bytes_of(count, type) * (size() - 1));
     do_broadcast(buf, count, type, root);
 }
+
+request communicator::ibroadcast(void* buf, std::size_t count, dtype type, int root) {
+    require_rank(root, "broadcast root");
+    require_buffer(buf, count, "broadcast");
+    if (rank() == root) traffic_->record(size() - 1, bytes_of(count, type) * (size() - 1));
+    return do_ibroadcast(buf, count, type, root);
+}
+
+namespace {
+class complete_request final : public request_state {
+  public:
+    complete_request() : request_state(true) {}
+};
+}  // namespace
+
+request completed_request() { return std::make_unique<complete_request>(); }
 
 void communicator::reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) {
     require_rank(root, "reduce root");

@@ -63,12 +63,26 @@ class traffic_scope {
     std::string previous_;
 };
 
-// A pending nonblocking send or receive; completed by communicator::wait_all.
+// A pending nonblocking operation (send, receive, broadcast); completed by communicator::wait_all.
 class request_state {
   public:
     virtual ~request_state() = default;
+    // Whether it was complete when it was made (a transport that ran the operation at once):
+    // wait_all then has nothing to do for it.
+    bool complete_at_start() const { return complete_at_start_; }
+
+  protected:
+    request_state() = default;
+    explicit request_state(bool complete_at_start) : complete_at_start_(complete_at_start) {}
+
+  private:
+    bool complete_at_start_ = false;
 };
 using request = std::unique_ptr<request_state>;
+
+// A request for an operation that is already complete (for transports that run a nonblocking
+// operation at its call).
+request completed_request();
 
 // Largest tag every transport accepts (MPI guarantees at least 32767).
 constexpr int max_tag = 32767;
@@ -92,6 +106,13 @@ class communicator {
     void wait_all(std::vector<request>& requests);
 
     void broadcast(void* buf, std::size_t count, dtype type, int root);
+    // The same broadcast, nonblocking: complete once wait_all has run on the request (alone or
+    // with sends and receives); until then the root must not write buf and the others must not
+    // touch it. Collective, ordered with the other collectives as they are; every member must
+    // call ibroadcast (MPI never matches it with a blocking broadcast; the simulator cannot
+    // tell them apart). The simulator runs it at the call (it returns once every member has
+    // called it): between the call and the wait, no member may wait for another's message.
+    request ibroadcast(void* buf, std::size_t count, dtype type, int root);
     // recv is only written on the root (and may be null on the other ranks).
     void reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root);
     void all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type);
@@ -126,6 +147,10 @@ class communicator {
         broadcast(static_cast<void*>(buf), count, dtype_of<T>(), root);
     }
     template <class T>
+    request ibroadcast(T* buf, std::size_t count, int root) {
+        return ibroadcast(static_cast<void*>(buf), count, dtype_of<T>(), root);
+    }
+    template <class T>
     std::vector<T> all_gather(const T& value) {
         std::vector<T> all(static_cast<std::size_t>(size()));
         all_gather(&value, all.data(), 1, dtype_of<T>());
@@ -150,6 +175,7 @@ class communicator {
     virtual request do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) = 0;
     virtual void do_wait_all(std::vector<request>& requests) = 0;
     virtual void do_broadcast(void* buf, std::size_t count, dtype type, int root) = 0;
+    virtual request do_ibroadcast(void* buf, std::size_t count, dtype type, int root) = 0;
     virtual void do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) = 0;
     virtual void do_all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type) = 0;
     virtual void do_all_gather(const void* send, void* recv, std::size_t count, dtype type) = 0;

@@ -38,17 +38,21 @@ std::vector<int> to_ints(const std::vector<std::size_t>& values, const char* wha
 
 }  // namespace
 
-// One pending MPI_Isend / MPI_Irecv. The caller owns the buffer; wait_all completes it.
+// One pending MPI_Isend / MPI_Irecv (or, with `collective` set, MPI_Ibcast). The caller owns
+// the buffer; wait_all completes it.
 class mpi_request final : public request_state {
   public:
     mpi_request(bool is_receive, std::size_t count, dtype type) : is_receive_(is_receive), count_(count), type_(type) {}
     // A request destroyed while still pending (its wait_all never ran, e.g. because an
     // exception unwound the caller): a receive is cancelled and completed, so MPI never
     // writes into the buffer afterwards; a send is detached with MPI_Request_free (MPI
-    // completes it in the background). Never throws; skipped after MPI_Finalize.
+    // completes it in the background); a collective, which MPI can neither cancel nor free,
+    // is waited for (every member has started it). Never throws; skipped after MPI_Finalize.
     ~mpi_request() override {
         if (handle == MPI_REQUEST_NULL || !mpi_active()) return;
-        if (is_receive_) {
+        if (collective) {
+            MPI_Wait(&handle, MPI_STATUS_IGNORE);
+        } else if (is_receive_) {
             MPI_Cancel(&handle);
             MPI_Wait(&handle, MPI_STATUS_IGNORE);
         } else {
@@ -83,6 +87,7 @@ class mpi_request final : public request_state {
     dtype type() const { return type_; }
 
     MPI_Request handle = MPI_REQUEST_NULL;
+    bool collective = false;  // a nonblocking collective (is_receive false: no count check)
 
   private:
     // Up to 256 spare blocks per thread (reserved up front, so push_back never allocates).
@@ -276,6 +281,15 @@ void mpi_communicator::do_wait_all(std::vector<request>& requests) {
 void mpi_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {
     MPI_Comm comm = open_comm();
     check(MPI_Bcast(buf, to_int(count, "broadcast count"), datatype_of(type), root, comm), "MPI_Bcast");
+}
+
+request mpi_communicator::do_ibroadcast(void* buf, std::size_t count, dtype type, int root) {
+    MPI_Comm comm = open_comm();
+    const int n = to_int(count, "broadcast count");
+    auto req = std::make_unique<mpi_request>(false, count, type);
+    req->collective = true;
+    check(MPI_Ibcast(buf, n, datatype_of(type), root, comm, &req->handle), "MPI_Ibcast");
+    return req;
 }
 
 void mpi_communicator::do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) {

@@ -78,6 +78,7 @@ class mpi_communicator final : public distdl::communicator {
     request do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) override;
     void do_wait_all(std::vector<request>& requests) override;
     void do_broadcast(void* buf, std::size_t count, dtype type, int root) override;
+    request do_ibroadcast(void* buf, std::size_t count, dtype type, int root) override;
     void do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) override;
     void do_all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type) override;
     void do_all_gather(const void* send, void* recv, std::size_t count, dtype type) override;

@@ -690,4 +690,13 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
     return std::make_shared<sim_communicator>(world_, created, position);
 }
 
+// The data move at the call, as in the blocking broadcast: under MPI the members may overlap
+// the broadcast with their own work, here they meet at the call, which is stricter (a member
+// that waits between the call and its wait_all for a message another member sends only after
+// its own call is a deadlock here, reported as such).
+request sim_communicator::do_ibroadcast(void* buf, std::size_t count, dtype type, int root) {
+    do_broadcast(buf, count, type, root);
+    return completed_request();
+}
+
 }  // namespace distdl::sim

@@ -61,6 +61,12 @@ class sim_communicator final : public communicator {
     // Used only by the owning rank's thread.
     std::uint64_t collectives_called_ = 0;
     std::map<std::uint64_t, std::uint64_t> creations_called_;  // by a hash of the sorted member set
+
+  protected:
+    // Runs the broadcast at the call (as do_broadcast: it meets the other members there) and
+    // returns a complete request. (It also matches a blocking broadcast, which MPI would not:
+    // telling them apart needs an operation of their own in collective.hpp.)
+    request do_ibroadcast(void* buf, std::size_t count, dtype type, int root) override;
 };
 
 }  // namespace distdl::sim

@@ -15,7 +15,8 @@
 // remembers the agreed shape of that team (team_cache). While it is known, a call moves data
 // only, with a status that every member adds to and every member learns, in the same
 // collective for small tensors and as a collective of one or two words ahead of the bulk for
-// large ones (the bulk then goes straight from x into y, no copy):
+// large ones (the bulk then goes straight from x into y, no copy, as a nonblocking broadcast on
+// every member, so that a root that also receives copies x into its own y while it is in flight):
 //   - copy: an all-reduce of [the root's data as raw bits | status] (the other members add
 //     zero words, so the sum is the root's bits exactly: bit-exact for any value), the root
 //     adding "changed" and each receiver "problem" (its own argument is wrong);
@@ -70,6 +71,7 @@ struct team_scratch {
     std::vector<T> fused_in, fused_out;
     std::vector<std::uint64_t> bits_in, bits_out;  // a copy's fused [data bits | status]
     std::vector<T> zeros;
+    std::vector<request> requests;  // a nonblocking broadcast's
 };
 
 // `source_copies` false: a worker that is the source of its own copy (the one case where y would
