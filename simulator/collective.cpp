@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <utility>
 #include <sstream>
 
-#include "core/communicator.hpp"
 #include "core/error.hpp"
+#include "simulator/sum_kernels.hpp"
 #include "simulator/summary.hpp"
 
 namespace distdl::sim {
@@ -76,7 +78,18 @@ std::vector<std::string> count_mismatches(const std::vector<std::optional<collec
 
 namespace {
 
-using bytes = std::vector<unsigned char>;
+// Staging storage, not zero-filled: every byte is written before it is read.
+struct bytes {
+    bytes() = default;
+    explicit bytes(std::size_t n) : data_(std::make_unique_for_overwrite<unsigned char[]>(n)), size_(n) {}
+    unsigned char* data() { return data_.get(); }
+    const unsigned char* data() const { return data_.get(); }
+    std::size_t size() const { return size_; }
+
+  private:
+    std::unique_ptr<unsigned char[]> data_;
+    std::size_t size_ = 0;
+};
 
 // Copies that tolerate null pointers for empty ranges (memcpy does not).
 bytes stage(const void* src, std::size_t n) {
@@ -107,8 +120,11 @@ void execute(const std::vector<std::optional<collective_call>>& calls) {
         }
         case collective_op::reduce_sum:
         case collective_op::all_reduce_sum: {
-            bytes sum = stage(calls[0]->send, block);
-            for (std::size_t r = 1; r < n && block > 0; ++r) add_into(sum.data(), calls[r]->send, first.count, first.type);
+            // One pass over the terms, folded in rank order.
+            bytes sum(block);
+            std::vector<const void*> terms(n);
+            for (std::size_t r = 0; r < n; ++r) terms[r] = calls[r]->send;
+            fold_sum(sum.data(), terms.data(), n, first.count, first.type);
             for (std::size_t r = 0; r < n; ++r) {
                 if (first.op == collective_op::reduce_sum && static_cast<int>(r) != first.root) continue;
                 put(calls[r]->recv, sum.data(), block);
@@ -146,6 +162,31 @@ void execute(const std::vector<std::optional<collective_call>>& calls) {
 }
 
 namespace {
+
+constexpr std::size_t cache_line = 64;
+// Work units of execute_share: a broadcast's chunk is read once and then written to every
+// receiver while it is in the first-level cache; a sum's chunk is folded into the first
+// receiver and copied from there to the others while it is (measured: 16 KiB beat 8 and 64).
+constexpr std::size_t copy_chunk_bytes = 32 * 1024;
+constexpr std::size_t sum_chunk_bytes = 16 * 1024;
+
+// Member `rank`'s elements [lo, hi) of `count`, balanced over `n` members in whole cache lines
+// of `anchor`, a destination buffer (other buffers usually share its alignment): no two
+// members write the same line. The part before anchor's first line boundary goes to member 0.
+std::pair<std::size_t, std::size_t> share_of(std::size_t count, std::size_t elem, std::size_t n, std::size_t rank,
+                                             const void* anchor) {
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(anchor) % cache_line;
+    const std::size_t head_bytes = misaligned == 0 ? 0 : cache_line - misaligned;
+    const std::size_t head = head_bytes % elem == 0 ? std::min(count, head_bytes / elem) : 0;
+    const std::size_t per_line = cache_line / elem;
+    const std::size_t lines = (count - head + per_line - 1) / per_line;
+    const auto boundary = [&](std::size_t k) {
+        if (k == 0) return std::size_t{0};
+        if (k == n) return count;
+        return std::min(count, head + lines * k / n * per_line);
+    };
+    return {boundary(rank), boundary(rank + 1)};
+}
 
 // Below this the members' threads would cost more than they save.
 constexpr std::size_t parallel_threshold_bytes = 64 * 1024;
@@ -202,29 +243,42 @@ void execute_share(const std::vector<std::optional<collective_call>>& calls, std
     const auto& first = *calls.front();
     const std::size_t n = calls.size();
     const std::size_t elem = size_of(first.type);
+    const auto root = static_cast<std::size_t>(first.root);
+    const auto bytes_at = [&](const void* p, std::size_t element) { return static_cast<const unsigned char*>(p) + element * elem; };
+    const auto out_at = [&](std::size_t r, std::size_t element) { return static_cast<unsigned char*>(calls[r]->recv) + element * elem; };
+    std::size_t anchor = 0;  // the first member that writes: shares are whole lines of its buffer
+    while (anchor < n && destination(first, *calls[anchor], anchor) == nullptr) ++anchor;
+    if (anchor == n) return;  // a broadcast to nobody
+    const auto [lo, hi] = share_of(first.count, elem, n, rank, destination(first, *calls[anchor], anchor));
+
     if (first.op == collective_op::broadcast) {
-        if (static_cast<int>(rank) != first.root)
-            put(calls[rank]->recv, static_cast<const unsigned char*>(calls[static_cast<std::size_t>(first.root)]->send),
-                first.count * elem);
+        // Each chunk of the root's data is read once and written to every receiver while it
+        // is in this core's cache; every member (the root too) fans out its own share.
+        const std::size_t chunk = copy_chunk_bytes / elem;
+        for (std::size_t at = lo; at < hi; at += chunk) {
+            const std::size_t len = std::min(chunk, hi - at) * elem;
+            for (std::size_t r = 0; r < n; ++r)
+                if (r != root) std::memcpy(out_at(r, at), bytes_at(calls[root]->send, at), len);
+        }
         return;
     }
-    // Member `rank`'s slice of the elements (balanced), folded a cache-sized chunk at a time:
-    // every source of a chunk is read before any receiver's chunk is written, so an in-place
-    // member (send == recv) still contributes its old values.
-    const std::size_t lo = first.count * rank / n, hi = first.count * (rank + 1) / n;
-    constexpr std::size_t chunk_bytes = 16 * 1024;
-    alignas(64) unsigned char sum[chunk_bytes];
-    const std::size_t chunk = chunk_bytes / elem;
+    // Sums fold a chunk at a time in rank order, ((s0 + s1) + s2) + ... as execute() does, in
+    // one pass over the terms straight into the first receiver's buffer; the other receivers
+    // (all-reduce) copy that chunk while it is in this core's cache. Every term of a line is
+    // read before the line is written, so an in-place member (send == recv) still contributes
+    // its old values.
+    const bool to_all = first.op == collective_op::all_reduce_sum;
+    const std::size_t writer = to_all ? rank : root;  // receives the sum first
+    std::vector<const void*> terms(n);
+    const std::size_t chunk = sum_chunk_bytes / elem;
     for (std::size_t at = lo; at < hi; at += chunk) {
         const std::size_t len = std::min(chunk, hi - at);
-        const std::size_t offset = at * elem;
-        std::memcpy(sum, static_cast<const unsigned char*>(calls[0]->send) + offset, len * elem);
-        for (std::size_t r = 1; r < n; ++r)
-            add_into(sum, static_cast<const unsigned char*>(calls[r]->send) + offset, len, first.type);
-        for (std::size_t r = 0; r < n; ++r) {
-            if (first.op == collective_op::reduce_sum && static_cast<int>(r) != first.root) continue;
-            std::memcpy(static_cast<unsigned char*>(calls[r]->recv) + offset, sum, len * elem);
-        }
+        unsigned char* out = out_at(writer, at);
+        for (std::size_t r = 0; r < n; ++r) terms[r] = bytes_at(calls[r]->send, at);
+        fold_sum(out, terms.data(), n, len, first.type);
+        if (to_all)
+            for (std::size_t r = 0; r < n; ++r)
+                if (r != writer) std::memcpy(out_at(r, at), out, len * elem);
     }
 }
 

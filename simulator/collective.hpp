@@ -40,8 +40,9 @@ bool same_signature(const collective_call& a, const collective_call& b);
 // 2"), empty when consistent or for other operations. calls[r] is rank r's call; all present.
 std::vector<std::string> count_mismatches(const std::vector<std::optional<collective_call>>& calls);
 
-// Moves the data of a complete, consistent collective. Sums fold in rank order starting from a
-// copy of rank 0's data, so reduce_sum and all_reduce_sum are bit-identical and reproducible.
+// Moves the data of a complete, consistent collective. Sums fold in rank order,
+// ((rank 0 + rank 1) + rank 2) + ..., so reduce_sum and all_reduce_sum are bit-identical and
+// reproducible.
 void execute(const std::vector<std::optional<collective_call>>& calls);
 
 // True when every member can move its own share of the data itself, outside the lock and in
@@ -51,9 +52,13 @@ void execute(const std::vector<std::optional<collective_call>>& calls);
 bool shares_in_parallel(const std::vector<std::optional<collective_call>>& calls);
 
 // Member `rank`'s share of a collective for which shares_in_parallel() holds. Every member's
-// buffers must stay valid until every share is done. Broadcast: a non-root copies the root's
-// data straight into its buffer. Sums: member k folds its slice of the elements in rank order
-// (bit-identical to execute()) and writes that slice to every receiver.
+// buffers must stay valid until every share is done. The elements are split over all members
+// (the broadcast's root too) in whole cache lines of the first receiver's buffer, so members
+// running on different cores never write the same line. Broadcast: member k copies its slice
+// of the root's data to every receiver, a cache-sized chunk at a time (each chunk read once).
+// Sums: member k folds its slice of every member's send buffer in rank order, in one pass
+// straight into one receiver's buffer (bit-identical to execute()), and for an all-reduce
+// copies that chunk on to the other receivers while it is still in cache.
 void execute_share(const std::vector<std::optional<collective_call>>& calls, std::size_t rank);
 
 struct collective_slot {
