@@ -115,4 +115,43 @@ std::uint64_t copy_with_fingerprint(void* dst, const void* src, std::size_t byte
     return finish(s, bytes);
 }
 
+std::uint64_t fingerprint(const void* buf, const strided_layout& layout) {
+    fingerprint_state s;
+    const auto* base = static_cast<const unsigned char*>(buf);
+    const std::size_t bytes = layout.bytes();
+    for (layout_cursor c(layout); c.left() != 0;) {
+        const std::size_t run = c.left();
+        feed(s, base + c.offset(), run);
+        c.advance(run);
+    }
+    return finish(s, bytes);
+}
+
+std::uint64_t copy_with_fingerprint(void* dst, const strided_layout& dst_layout, const void* src,
+                                    const strided_layout& src_layout) {
+    if (dst_layout.contiguous() && src_layout.contiguous())
+        return copy_with_fingerprint(static_cast<unsigned char*>(dst) + dst_layout.offset,
+                                     static_cast<const unsigned char*>(src) + src_layout.offset, src_layout.run);
+    fingerprint_state s;
+    auto* to = static_cast<unsigned char*>(dst);
+    const auto* from = static_cast<const unsigned char*>(src);
+    const std::size_t bytes = src_layout.bytes();
+    layout_cursor d(dst_layout);
+    // Pieces of a source run start at multiples of piece_bytes from the run's start (whole
+    // blocks of both hashes): feeding them one by one equals feeding the run.
+    for (layout_cursor c(src_layout); c.left() != 0;) {
+        const std::size_t piece = c.left() < piece_bytes ? c.left() : piece_bytes;
+        const unsigned char* p = from + c.offset();
+        for (std::size_t done = 0; done < piece;) {
+            const std::size_t n = piece - done < d.left() ? piece - done : d.left();
+            std::memcpy(to + d.offset(), p + done, n);
+            d.advance(n);
+            done += n;
+        }
+        feed(s, p, piece);
+        c.advance(piece);
+    }
+    return finish(s, bytes);
+}
+
 }  // namespace distdl::sim
