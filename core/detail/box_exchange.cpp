@@ -134,7 +134,9 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
     // Boxes are received in place (contiguous, or as a strided message where the transport
     // moves boxes) unless they are added or carry the status (then into the buffer).
     const bool boxes = comm.moves_boxes();
-    const auto strided = [&](const slot& s) { return boxes && !s.contiguous && s.strided && !appended(s); };
+    const auto strided = [&](const slot& s) {
+        return boxes && !s.contiguous && s.strided && s.layout.run >= strided_min_run_bytes && !appended(s);
+    };
     const auto in_place = [&](const slot& s) {
         return op == box_op::assign && !appended(s) && (s.contiguous || strided(s));
     };

@@ -48,7 +48,8 @@
 // (no packing). The others, on a transport that moves boxes (communicator::moves_boxes: the
 // simulator), travel as strided messages (isend_box / irecv_box) straight from the source
 // tensor into the destination tensor, in one pass over the data; elsewhere, and for boxes that
-// carry an appended status or are added on receipt, they are packed into buffers kept by the
+// carry an appended status, are added on receipt or have runs shorter than
+// strided_min_run_bytes, they are packed into buffers kept by the
 // exchange and unpacked after the wait. Receives are posted
 // first, then sends, then the self box is copied while messages are in flight, then the
 // exchange waits and unpacks. The argument checks of a call (shapes) belong to the caller (see
@@ -147,6 +148,9 @@ class box_exchange {
 // iteration), status all-reduce 268 us (200), through rank 0 196-206 us (228). Earlier, on the
 // simulator: to every peer 1.76 ms, all-reduce 0.74 ms (halo).
 constexpr int status_in_messages_limit = 8;
+// Boxes whose contiguous runs are shorter than this are packed even where the transport moves
+// boxes: a run at a time costs more than the packing pass (simulator, halo columns of 8 bytes).
+constexpr std::size_t strided_min_run_bytes = 256;
 // Data messages up to this many bytes carry the status as a last element.
 constexpr std::size_t status_appended_limit = 16 * 1024;
 
