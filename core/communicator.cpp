@@ -75,15 +75,113 @@ request communicator::irecv(void* buf, std::size_t count, dtype type, int source
     return do_irecv(buf, count, type, source, tag);
 }
 
+// The default strided transfer: a contiguous request of the transport on a buffer of its own,
+// packed at isend, unpacked once wait_all has completed the receive.
+class packed_transfer final : public request_state {
+  public:
+    packed_transfer(void* unpack_into, const strided_layout& layout) : unpack_into_(unpack_into), layout_(layout) {
+        buffer_.resize(layout.bytes());
+    }
+    packed_transfer* as_packed() override { return this; }
+    unsigned char* buffer() { return buffer_.data(); }
+    request& inner() { return inner_; }
+    void unpack() const {
+        if (unpack_into_ != nullptr) copy_layout(unpack_into_, layout_, buffer_.data(), contiguous_layout(buffer_.size()));
+    }
+
+  private:
+    void* unpack_into_;  // null for a send
+    strided_layout layout_;
+    std::vector<unsigned char> buffer_;
+    request inner_;  // declared last: destroyed (and so completed or reported) before the buffer
+};
+
+namespace {
+
+strided_layout checked_layout(const array_box& box, dtype type, const char* what) {
+    strided_layout layout;
+    DISTDL_REQUIRE(make_layout(box, size_of(type), layout, what),
+                   "communicator: " << what << " at " << format_list(box.start) << " of extent "
+                                    << format_list(box.extent) << " in an array of shape " << format_list(box.shape)
+                                    << " needs more than " << strided_layout::max_dims
+                                    << " strided dimensions");
+    return layout;
+}
+
+}  // namespace
+
+request communicator::isend_box(const void* array, const array_box& box, dtype type, int dest, int tag) {
+    return isend_box(array, checked_layout(box, type, "send box"), type, dest, tag);
+}
+
+request communicator::irecv_box(void* array, const array_box& box, dtype type, int source, int tag) {
+    return irecv_box(array, checked_layout(box, type, "receive box"), type, source, tag);
+}
+
+request communicator::isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag) {
+    require_rank(dest, "send destination");
+    require_tag(tag);
+    const std::size_t bytes = layout.bytes();
+    require_buffer(array, bytes, "send");
+    traffic_->record(1, bytes);
+    return do_isend_box(array, layout, type, dest, tag);
+}
+
+request communicator::irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag) {
+    require_rank(source, "receive source");
+    require_tag(tag);
+    require_buffer(array, layout.bytes(), "receive");
+    return do_irecv_box(array, layout, type, source, tag);
+}
+
+request communicator::do_isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag) {
+    auto packed = std::make_unique<packed_transfer>(nullptr, layout);
+    copy_layout(packed->buffer(), contiguous_layout(layout.bytes()), array, layout);
+    packed->inner() = do_isend(packed->buffer(), layout.bytes() / size_of(type), type, dest, tag);
+    return packed;
+}
+
+request communicator::do_irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag) {
+    auto packed = std::make_unique<packed_transfer>(array, layout);
+    packed->inner() = do_irecv(packed->buffer(), layout.bytes() / size_of(type), type, source, tag);
+    return packed;
+}
+
 void communicator::wait_all(std::vector<request>& requests) {
-    bool any_complete = false;
+    bool any_complete = false, any_packed = false;
     for (const auto& r : requests) {
         DISTDL_REQUIRE(r != nullptr, "communicator: wait_all given an empty request");
         any_complete = any_complete || r->complete_at_start();
+        any_packed = any_packed || r->as_packed() != nullptr;
     }
     // Requests complete at their start are the front-end's: the transport never sees them.
     if (any_complete) std::erase_if(requests, [](const request& r) { return r->complete_at_start(); });
-    do_wait_all(requests);
+    if (!any_packed) {
+        do_wait_all(requests);
+        requests.clear();
+        return;
+    }
+    // The transport waits on the contiguous requests inside the packed ones (put back if it
+    // throws, so that each is destroyed before its buffer).
+    std::vector<request> packed(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (packed_transfer* p = requests[i]->as_packed()) {
+            packed[i] = std::move(requests[i]);
+            requests[i] = std::move(p->inner());
+        }
+    }
+    try {
+        do_wait_all(requests);
+    } catch (...) {
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            if (!packed[i]) continue;
+            packed[i]->as_packed()->inner() = std::move(requests[i]);
+            requests[i] = std::move(packed[i]);
+        }
+        throw;
+    }
+    for (const auto& p : packed)
+        if (p) p->as_packed()->unpack();
     requests.clear();
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/array_box.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 
@@ -63,6 +64,8 @@ class traffic_scope {
     std::string previous_;
 };
 
+class packed_transfer;
+
 // A pending nonblocking operation (send, receive, broadcast); completed by communicator::wait_all.
 class request_state {
   public:
@@ -70,6 +73,9 @@ class request_state {
     // Whether it was complete when it was made (a transport that ran the operation at once):
     // wait_all then has nothing to do for it.
     bool complete_at_start() const { return complete_at_start_; }
+    // The default strided transfer (core/communicator.cpp) this request is, if it is one:
+    // wait_all hands the transport the contiguous request inside it.
+    virtual packed_transfer* as_packed() { return nullptr; }
 
   protected:
     request_state() = default;
@@ -103,6 +109,22 @@ class communicator {
 
     request isend(const void* buf, std::size_t count, dtype type, int dest, int tag);
     request irecv(void* buf, std::size_t count, dtype type, int source, int tag);
+    // Strided point-to-point (core/array_box.hpp): sends the elements of a box of a row-major
+    // array / receives into one. The message is the box's volume in row-major box order, so it
+    // matches a send or receive of that many elements, contiguous or box, of the same type;
+    // the array is the caller's until wait_all, as for isend/irecv. A box that needs more than
+    // strided_layout::max_dims outer dimensions is refused (invalid_argument). Where
+    // moves_boxes() the transport copies straight between the two arrays (the simulator: the
+    // data moves once); elsewhere the request packs into (unpacks from, in wait_all) a buffer
+    // of its own, allocated per call. The overloads taking a layout skip the checks of the box
+    // (make_layout did them).
+    request isend_box(const void* array, const array_box& box, dtype type, int dest, int tag);
+    request irecv_box(void* array, const array_box& box, dtype type, int source, int tag);
+    request isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag);
+    request irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag);
+    // Whether boxes move without a packed copy on this transport (a hint: code that keeps its
+    // own pack buffers may prefer them where this is false).
+    bool moves_boxes() const { return do_moves_boxes(); }
     void wait_all(std::vector<request>& requests);
 
     void broadcast(void* buf, std::size_t count, dtype type, int root);
@@ -143,6 +165,14 @@ class communicator {
         return irecv(static_cast<void*>(buf), count, dtype_of<T>(), source, tag);
     }
     template <class T>
+    request isend_box(const T* array, const array_box& box, int dest, int tag) {
+        return isend_box(static_cast<const void*>(array), box, dtype_of<T>(), dest, tag);
+    }
+    template <class T>
+    request irecv_box(T* array, const array_box& box, int source, int tag) {
+        return irecv_box(static_cast<void*>(array), box, dtype_of<T>(), source, tag);
+    }
+    template <class T>
     void broadcast(T* buf, std::size_t count, int root) {
         broadcast(static_cast<void*>(buf), count, dtype_of<T>(), root);
     }
@@ -173,6 +203,11 @@ class communicator {
     virtual std::shared_ptr<communicator> do_create_sub(const std::vector<int>& ranks) = 0;
     virtual request do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) = 0;
     virtual request do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) = 0;
+    // Default: pack into / unpack from a buffer the request owns, through do_isend / do_irecv.
+    // `layout.bytes()` is a whole number of elements of `type`.
+    virtual request do_isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag);
+    virtual request do_irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag);
+    virtual bool do_moves_boxes() const { return false; }
     virtual void do_wait_all(std::vector<request>& requests) = 0;
     virtual void do_broadcast(void* buf, std::size_t count, dtype type, int root) = 0;
     virtual request do_ibroadcast(void* buf, std::size_t count, dtype type, int root) = 0;

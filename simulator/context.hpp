@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/array_box.hpp"
 #include "core/dtype.hpp"
 #include "simulator/buffer_pool.hpp"
 #include "simulator/collective.hpp"
@@ -24,20 +25,25 @@ namespace distdl::sim {
 // A large message whose receive was not posted at isend is `deferred` instead: its data stays
 // in the send buffer (only the sending rank's own thread ever reads it) until the sender's next
 // blocking call moves it, straight into the receive buffer if that has been posted by then.
+// Send and receive buffers are boxes of arrays (core/array_box.hpp; a plain buffer is one
+// run): "straight" means from the sender's box into the receiver's box, run by run, in one
+// pass; a pooled buffer holds the data packed.
 struct message {
     dtype type = dtype::byte;
     std::size_t count = 0;
     bool in_flight = false;
     bool delivered = false;
     message_buffer data;  // buffered messages only
-    const void* deferred = nullptr;        // the send buffer while the data is still there
+    const void* deferred = nullptr;        // the send array while the data is still there
+    strided_layout deferred_layout;        // the box of it that is sent
     std::uint64_t deferred_fingerprint = 0;  // its fingerprint at isend
     int sender_world = -1;                 // the world rank to wake when its receive is posted
 };
 
-// Where a posted receive wants its message.
+// Where a posted receive wants its message: a box of the array `buf`.
 struct posted_receive {
     void* buf = nullptr;
+    strided_layout layout;
     std::size_t count = 0;
     dtype type = dtype::byte;
 };

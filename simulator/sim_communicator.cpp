@@ -75,9 +75,11 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
     message& m = found->second;
     const std::size_t bytes = m.count * size_of(m.type);
     void* to = nullptr;
+    strided_layout to_layout = contiguous_layout(bytes);
     if (auto posted = ch->second.posted.find(d.number); posted != ch->second.posted.end()) {
         if (posted->second.type == m.type && posted->second.count == m.count) {
             to = posted->second.buf;
+            to_layout = posted->second.layout;
             m.delivered = true;
         }  // else the receive reports the mismatch; no data moves
         ch->second.posted.erase(posted);
@@ -92,7 +94,7 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
     if (to != nullptr) {
         m.in_flight = true;  // the receive is not ready, and waits before its buffer goes away
         held.unlock();
-        const std::uint64_t copied = copy_with_fingerprint(to, from, bytes);
+        const std::uint64_t copied = copy_with_fingerprint(to, to_layout, from, m.deferred_layout);
         held.lock();
         m.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
         const auto& [dest, source, tag] = d.channel;
@@ -111,10 +113,10 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
 class send_request final : public sim_request {
   public:
     send_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank, int dest, int tag,
-                 std::uint64_t number, const void* buf, std::size_t count, dtype type, std::uint64_t copied,
-                 bool deferred)
+                 std::uint64_t number, const void* buf, const strided_layout& layout, std::size_t count, dtype type,
+                 std::uint64_t copied, bool deferred)
         : sim_request(std::move(owner), std::move(context), rank), dest_(dest), tag_(tag), number_(number), buf_(buf),
-          count_(count), type_(type), fingerprint_(copied), deferred_(deferred) {}
+          layout_(layout), count_(count), type_(type), fingerprint_(copied), deferred_(deferred) {}
     ~send_request() override {
         // Dropped without a wait: a deferred message still in the buffer is buffered now, so
         // that its receiver gets it (the dropped request is reported at the end of the world).
@@ -149,7 +151,7 @@ class send_request final : public sim_request {
     // Throws sim::send_buffer_modified if the buffer changed since isend (not for a deferred
     // send: its check is part of moving its data).
     void verify_buffer() const {
-        if (deferred_ || fingerprint(buf_, count_ * size_of(type_)) == fingerprint_) return;
+        if (deferred_ || fingerprint(buf_, layout_) == fingerprint_) return;
         throw send_buffer_modified(modified_send(*context_, rank_, dest_, tag_, count_, type_));
     }
 
@@ -162,6 +164,7 @@ class send_request final : public sim_request {
     int dest_, tag_;
     std::uint64_t number_;
     const void* buf_;
+    strided_layout layout_;
     std::size_t count_;
     dtype type_;
     std::uint64_t fingerprint_;
@@ -171,9 +174,9 @@ class send_request final : public sim_request {
 class recv_request final : public sim_request {
   public:
     recv_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int dest, int source, int tag,
-                 std::uint64_t number, void* buf, std::size_t count, dtype type)
+                 std::uint64_t number, void* buf, const strided_layout& layout, std::size_t count, dtype type)
         : sim_request(std::move(owner), std::move(context), dest), source_(source), tag_(tag), number_(number),
-          buf_(buf), count_(count), type_(type) {}
+          buf_(buf), layout_(layout), count_(count), type_(type) {}
     ~recv_request() override {
         // A completed receive has taken its message: no sender refers to its buffer any more.
         if (waited()) return;
@@ -197,7 +200,7 @@ class recv_request final : public sim_request {
         report_if_unwaited();
     }
 
-    posted_receive target() const { return {buf_, count_, type_}; }
+    posted_receive target() const { return {buf_, layout_, count_, type_}; }
 
     // The matched message once it has fully arrived, else null. Caller holds the lock.
     const message* arrived() const {
@@ -228,10 +231,10 @@ class recv_request final : public sim_request {
         return m;
     }
 
-    // Copies a buffered message into the receive buffer (no lock needed: both are this rank's).
+    // Copies a buffered message into the receive box (no lock needed: both are this rank's).
     void copy_in(const message& m) const {
         const std::size_t bytes = count_ * size_of(type_);
-        if (!m.delivered && bytes > 0) std::memcpy(buf_, m.data.bytes.get(), bytes);
+        if (!m.delivered && bytes > 0) copy_layout(buf_, layout_, m.data.bytes.get(), contiguous_layout(bytes));
     }
 
     std::string describe() const override {
@@ -243,6 +246,7 @@ class recv_request final : public sim_request {
     int source_, tag_;
     std::uint64_t number_;
     void* buf_;
+    strided_layout layout_;
     std::size_t count_;
     dtype type_;
 };
@@ -284,6 +288,15 @@ void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const
 }
 
 request sim_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
+    return post_send(buf, contiguous_layout(count * size_of(type)), count, type, dest, tag);
+}
+
+request sim_communicator::do_isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag) {
+    return post_send(array, layout, layout.bytes() / size_of(type), type, dest, tag);
+}
+
+request sim_communicator::post_send(const void* buf, const strided_layout& layout, std::size_t count, dtype type,
+                                    int dest, int tag) {
     const std::size_t bytes = count * size_of(type);
     auto held = world_->lock();
     world_->throw_if_aborted();
@@ -294,12 +307,17 @@ request sim_communicator::do_isend(const void* buf, std::size_t count, dtype typ
     // is already posted and matches, else into pooled storage. It runs outside the lock, with
     // the message marked in flight (its receive is not ready, its channel not dropped).
     void* to = nullptr;
-    message m{type, count, true, false, {}};
+    strided_layout to_layout = contiguous_layout(bytes);
+    message m;
+    m.type = type;
+    m.count = count;
+    m.in_flight = true;
     bool receive_posted = false;
     if (auto posted = ch.posted.find(number); posted != ch.posted.end()) {
         receive_posted = true;
         if (posted->second.type == type && posted->second.count == count) {
             to = posted->second.buf;
+            to_layout = posted->second.layout;
             m.delivered = true;
         }
         ch.posted.erase(posted);
@@ -307,19 +325,21 @@ request sim_communicator::do_isend(const void* buf, std::size_t count, dtype typ
     if (!receive_posted && bytes >= deferred_bytes) {
         // Only its fingerprint is taken now (in flight meanwhile: not ready, nor movable).
         m.deferred = buf;
+        m.deferred_layout = layout;
         m.sender_world = world_rank();
         message& queued = ch.pending.emplace(number, std::move(m)).first->second;
         world_->deferred(world_rank()).push_back({context_, {dest, rank_, tag}, number});
         world_->request_created();
         held.unlock();
-        const std::uint64_t taken = fingerprint(buf, bytes);
+        const std::uint64_t taken = fingerprint(buf, layout);
         held.lock();
         queued.deferred_fingerprint = taken;
         queued.in_flight = false;
         const bool wake = world_->mark_woken(dest_world);  // a dropped receive may wait for in_flight
         held.unlock();
         if (wake) world_->signal(dest_world);
-        return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, count, type, taken, true);
+        return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, layout, count, type, taken,
+                                              true);
     }
     if (!m.delivered && bytes > 0) {
         m.data = world_->pool().take(bytes);
@@ -330,24 +350,35 @@ request sim_communicator::do_isend(const void* buf, std::size_t count, dtype typ
     std::uint64_t copied = fingerprint(buf, 0);
     if (bytes > copy_unlocked_bytes) {
         held.unlock();
-        copied = copy_with_fingerprint(to, buf, bytes);
+        copied = copy_with_fingerprint(to, to_layout, buf, layout);
         held.lock();
     } else if (bytes > 0) {
-        copied = copy_with_fingerprint(to, buf, bytes);
+        copied = copy_with_fingerprint(to, to_layout, buf, layout);
     }
     queued.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
     const bool wake = world_->mark_woken(dest_world);
     held.unlock();
     if (wake) world_->signal(dest_world);
-    return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, count, type, copied, false);
+    return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, layout, count, type, copied,
+                                          false);
 }
 
 request sim_communicator::do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) {
+    return post_receive(buf, contiguous_layout(count * size_of(type)), count, type, source, tag);
+}
+
+request sim_communicator::do_irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag) {
+    return post_receive(array, layout, layout.bytes() / size_of(type), type, source, tag);
+}
+
+request sim_communicator::post_receive(void* buf, const strided_layout& layout, std::size_t count, dtype type,
+                                       int source, int tag) {
     auto held = world_->lock();
     world_->throw_if_aborted();
     auto& ch = context_->channels[{rank_, source, tag}];
     const std::uint64_t number = ch.next_recv++;
-    auto posted = std::make_unique<recv_request>(world_, context_, rank_, source, tag, number, buf, count, type);
+    auto posted =
+        std::make_unique<recv_request>(world_, context_, rank_, source, tag, number, buf, layout, count, type);
     // Posted for a message not sent yet, or for a deferred one: its sender then moves the data
     // straight here (woken if it waits).
     int sender_to_wake = -1;

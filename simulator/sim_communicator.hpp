@@ -3,7 +3,9 @@
 // is copied at isend: into the receive buffer if that receive is already posted, else into
 // pooled storage; a large send whose receive is not posted yet is deferred: its data moves in
 // the sender's next blocking call, straight into the receive buffer once that is posted, so
-// no wait ever blocks on a send), receives complete in wait_all, collectives meet in a rendezvous slot
+// no wait ever blocks on a send). Box sends and receives (isend_box / irecv_box) take the
+// same paths: the data moves from the sender's box into the receiver's box in one pass when
+// both are known, and is packed only into pooled storage. Receives complete in wait_all, collectives meet in a rendezvous slot
 // numbered by the communicator's own call count (large ones then move their data in parallel,
 // each member its own share), sub-communicators in a creation slot of the parent context keyed
 // by the member set.
@@ -29,6 +31,9 @@ class sim_communicator final : public communicator {
     std::shared_ptr<communicator> do_create_sub(const std::vector<int>& ranks) override;
     request do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) override;
     request do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) override;
+    request do_isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag) override;
+    request do_irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag) override;
+    bool do_moves_boxes() const override { return true; }
     void do_wait_all(std::vector<request>& requests) override;
     void do_broadcast(void* buf, std::size_t count, dtype type, int root) override;
     void do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) override;
@@ -42,6 +47,9 @@ class sim_communicator final : public communicator {
     bool do_collectives_are_one_step() const override { return true; }  // one rendezvous, any size
 
   private:
+    // Both kinds of send and receive: a box of an array (a plain buffer is one run).
+    request post_send(const void* array, const strided_layout& layout, std::size_t count, dtype type, int dest, int tag);
+    request post_receive(void* array, const strided_layout& layout, std::size_t count, dtype type, int source, int tag);
     int world_rank() const { return context_->members[static_cast<std::size_t>(rank_)]; }
     void run_collective(collective_call call);
     // Signals ranks marked woken (world::mark_woken) with the lock released, then retakes it:

@@ -13,8 +13,8 @@ namespace {
 
 // Checks one list of the plan against its array and lays out its pack buffer.
 template <class Slot>
-std::size_t lay_out(const std::vector<box_transfer>& list, const shape_t& shape, const char* what,
-                    std::vector<Slot>& slots) {
+std::size_t lay_out(const std::vector<box_transfer>& list, const shape_t& shape, std::size_t element_size,
+                    const char* what, std::vector<Slot>& slots) {
     std::size_t offset = 0;
     int previous = -1;
     for (const auto& t : list) {
@@ -24,7 +24,9 @@ std::size_t lay_out(const std::vector<box_transfer>& list, const shape_t& shape,
         previous = t.peer;
         require_box_inside(shape, t.start, t.extent, what);
         const std::size_t count = volume(t.extent);
-        slots.push_back({offset, count, box_is_contiguous(shape, t.start, t.extent), box_offset(shape, t.start)});
+        Slot s{offset, count, box_is_contiguous(shape, t.start, t.extent), box_offset(shape, t.start), false, {}};
+        s.strided = make_layout(array_box{shape, t.start, t.extent}, element_size, s.layout, what);
+        slots.push_back(s);
         offset += count;
     }
     return offset;
@@ -35,8 +37,8 @@ std::size_t lay_out(const std::vector<box_transfer>& list, const shape_t& shape,
 template <class T>
 box_exchange<T>::box_exchange(box_exchange_plan plan, int forward_tag, int reverse_tag)
     : plan_(std::move(plan)), forward_tag_(forward_tag), reverse_tag_(reverse_tag) {
-    send_volume_ = lay_out(plan_.sends, plan_.source_shape, "send", send_slots_);
-    receive_volume_ = lay_out(plan_.receives, plan_.dest_shape, "receive", receive_slots_);
+    send_volume_ = lay_out(plan_.sends, plan_.source_shape, sizeof(T), "send", send_slots_);
+    receive_volume_ = lay_out(plan_.receives, plan_.dest_shape, sizeof(T), "receive", receive_slots_);
     if (plan_.has_self) {
         require_box_inside(plan_.source_shape, plan_.self.source_start, plan_.self.extent, "self source");
         require_box_inside(plan_.dest_shape, plan_.self.dest_start, plan_.self.extent, "self destination");
@@ -129,15 +131,25 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         has_message_.assign(n, 0);
     }
     requests_.clear();
-    // Contiguous boxes are received in place unless they are added or carry the status
-    // (then into the buffer).
+    // Boxes are received in place (contiguous, or as a strided message where the transport
+    // moves boxes) unless they are added or carry the status (then into the buffer).
+    const bool boxes = comm.moves_boxes();
+    const auto strided = [&](const slot& s) {
+        return boxes && !s.contiguous && s.strided && s.layout.run >= strided_min_run_bytes && !appended(s);
+    };
+    const auto in_place = [&](const slot& s) {
+        return op == box_op::assign && !appended(s) && (s.contiguous || strided(s));
+    };
     for (std::size_t i = 0; i < incoming.size(); ++i) {
         const slot& s = in_slots[i];
         if (s.count == 0) continue;
         const int peer = incoming[i].peer;
         const bool app = appended(s);
-        T* where = !app && s.contiguous && op == box_op::assign ? in_data + s.flat
-                                                                : packed(in_buffer, in_slots) + s.buffer_offset + i;
+        if (in_place(s) && !s.contiguous) {
+            requests_.push_back(comm.irecv_box(static_cast<void*>(in_data), s.layout, dtype_of<T>(), peer, tag));
+            continue;
+        }
+        T* where = in_place(s) ? in_data + s.flat : packed(in_buffer, in_slots) + s.buffer_offset + i;
         requests_.push_back(comm.irecv(where, s.count + (app ? 1 : 0), peer, tag));
         if (app) has_message_[static_cast<std::size_t>(peer)] |= incoming_status;
     }
@@ -172,6 +184,10 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         if (s.count == 0) continue;
         const int peer = outgoing[i].peer;
         const bool app = appended(s);
+        if (strided(s)) {
+            requests_.push_back(comm.isend_box(static_cast<const void*>(out_data), s.layout, dtype_of<T>(), peer, tag));
+            continue;
+        }
         const T* from = out_data + s.flat;
         if (!s.contiguous || app) {
             T* buffer = packed(out_buffer, out_slots) + s.buffer_offset + i;
@@ -234,7 +250,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
     }
     for (std::size_t i = 0; i < incoming.size(); ++i) {
         const slot& s = in_slots[i];
-        if (s.count == 0 || (!appended(s) && s.contiguous && op == box_op::assign)) continue;
+        if (s.count == 0 || in_place(s)) continue;
         unpack_box(in_buffer.data() + s.buffer_offset + i, in_data, in_shape, incoming[i].start, incoming[i].extent, op);
     }
     return all;

@@ -45,7 +45,12 @@
 //      without unpacking.
 //
 // Boxes that are one contiguous run of their array travel straight from and into the tensors
-// (no packing); the others are packed into buffers kept by the exchange. Receives are posted
+// (no packing). The others, on a transport that moves boxes (communicator::moves_boxes: the
+// simulator), travel as strided messages (isend_box / irecv_box) straight from the source
+// tensor into the destination tensor, in one pass over the data; elsewhere, and for boxes that
+// carry an appended status, are added on receipt or have runs shorter than
+// strided_min_run_bytes, they are packed into buffers kept by the
+// exchange and unpacked after the wait. Receives are posted
 // first, then sends, then the self box is copied while messages are in flight, then the
 // exchange waits and unpacks. The argument checks of a call (shapes) belong to the caller (see
 // core/detail/call_status.hpp for agreeing on them).
@@ -104,12 +109,15 @@ class box_exchange {
 
   private:
     // A transfer with its place in the pack buffer of its list and whether it is contiguous
-    // in its local array (then `flat` is the offset of its first element there).
+    // in its local array (then `flat` is the offset of its first element there); `strided`:
+    // its box as a strided message (communicator::isend_box), when it has such a layout.
     struct slot {
         std::size_t buffer_offset;
         std::size_t count;
         bool contiguous;
         std::size_t flat;
+        bool strided;
+        strided_layout layout;
     };
 
     // One direction of the plan. `status`, when given, is this worker's status word, sent
@@ -140,6 +148,9 @@ class box_exchange {
 // iteration), status all-reduce 268 us (200), through rank 0 196-206 us (228). Earlier, on the
 // simulator: to every peer 1.76 ms, all-reduce 0.74 ms (halo).
 constexpr int status_in_messages_limit = 8;
+// Boxes whose contiguous runs are shorter than this are packed even where the transport moves
+// boxes: a run at a time costs more than the packing pass (simulator, halo columns of 8 bytes).
+constexpr std::size_t strided_min_run_bytes = 256;
 // Data messages up to this many bytes carry the status as a last element.
 constexpr std::size_t status_appended_limit = 16 * 1024;
 
