@@ -3,7 +3,6 @@
 #include <cstring>
 
 #if defined(__x86_64__)
-#include <immintrin.h>
 #include <nmmintrin.h>
 #endif
 
@@ -11,18 +10,13 @@ namespace distdl::sim {
 
 namespace {
 
-// A running fingerprint; pieces fed to it must be whole blocks except the last. With AVX-512,
-// whole 1 KiB blocks go into 128 wide lanes (sixteen independent vector chains: the crc32
-// instruction alone runs at 8 bytes per cycle, slower than a copy from cache), the rest into
-// the four lanes.
-constexpr std::size_t wide_lanes = 128;
-constexpr std::size_t wide_block = wide_lanes * 8;  // 1 KiB
+// A running fingerprint; pieces fed to it must be whole blocks except the last. (An AVX-512
+// variant over 1 KiB blocks was tried: it cost ~60 us per small Repartition on the simulator,
+// the core's wide-vector frequency transitions, and gained nothing measurable on large ones.)
 
 struct fingerprint_state {
     std::uint64_t lane[4] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL,
                              0x082efa98ec4e6c89ULL};
-    bool wide_used = false;
-    alignas(64) std::uint64_t wide[wide_lanes];
 };
 
 std::uint64_t load_word(const unsigned char* p) {
@@ -45,8 +39,6 @@ std::uint64_t mix(std::uint64_t x) {
 std::uint64_t finish(const fingerprint_state& s, std::size_t bytes) {
     std::uint64_t out = mix(s.lane[0] ^ bytes);
     for (int i = 1; i < 4; ++i) out = mix(out ^ s.lane[i]);
-    if (s.wide_used)
-        for (std::size_t i = 0; i < wide_lanes; ++i) out = mix(out ^ s.wide[i]);
     return out;
 }
 
@@ -76,38 +68,6 @@ bool has_crc32c() {
     return supported;
 }
 
-bool has_avx512dq() {
-    static const bool supported = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-    return supported;
-}
-
-// Whole wide blocks of `p`; returns the bytes consumed. Each 64-bit lane steps as
-// (lane ^ word) * golden, then lane ^= lane >> 29: a bijection of the word, as in feed_mix.
-__attribute__((target("avx512f,avx512dq"))) std::size_t feed_wide(fingerprint_state& s, const unsigned char* p,
-                                                                   std::size_t bytes) {
-    if (bytes < wide_block) return 0;
-    constexpr int chains = static_cast<int>(wide_lanes / 8);
-    __m512i acc[chains];
-    if (!s.wide_used) {
-        for (int c = 0; c < chains; ++c)
-            acc[c] = _mm512_set1_epi64(static_cast<long long>(mix(golden * static_cast<std::uint64_t>(c + 1))));
-        s.wide_used = true;
-    } else {
-        for (int c = 0; c < chains; ++c) acc[c] = _mm512_load_si512(s.wide + 8 * c);
-    }
-    const __m512i k = _mm512_set1_epi64(static_cast<long long>(golden));
-    std::size_t i = 0;
-    for (; i + wide_block <= bytes; i += wide_block) {
-        for (int c = 0; c < chains; ++c) {
-            const __m512i x = _mm512_loadu_si512(p + i + 64 * static_cast<std::size_t>(c));
-            // (The masked shift: the plain one trips a false -Wmaybe-uninitialized in GCC 12.)
-            __m512i a = _mm512_mullo_epi64(_mm512_xor_si512(acc[c], x), k);
-            acc[c] = _mm512_xor_si512(a, _mm512_maskz_srli_epi64(static_cast<__mmask8>(0xFF), a, 29));
-        }
-    }
-    for (int c = 0; c < chains; ++c) _mm512_store_si512(s.wide + 8 * c, acc[c]);
-    return i;
-}
 #endif
 
 // Four multiply-xorshift lanes over 32-byte blocks (each step a bijection of its word).
@@ -130,18 +90,13 @@ void feed_mix(fingerprint_state& s, const unsigned char* p, std::size_t bytes) {
 
 void feed(fingerprint_state& s, const unsigned char* p, std::size_t bytes) {
 #if defined(__x86_64__)
-    if (has_avx512dq()) {
-        const std::size_t wide = feed_wide(s, p, bytes);
-        p += wide;
-        bytes -= wide;
-    }
     if (has_crc32c()) return feed_crc(s, p, bytes);
 #endif
     feed_mix(s, p, bytes);
 }
 
 // Copy-then-hash pieces: small enough to be hashed from L1, a whole number of blocks of
-// every hash (24, 32 and 1024 bytes).
+// every hash (24 and 32 bytes).
 constexpr std::size_t piece_bytes = 96 * 160;  // 15 KiB
 
 }  // namespace

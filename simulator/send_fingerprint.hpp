@@ -2,11 +2,9 @@
 // The fingerprint of a send buffer: taken when the simulator copies the data at isend and
 // again at the wait (a deferred large send: at isend, and again as its data moves in a later
 // blocking call of the sender), so a buffer changed in between is caught (the simulator copied
-// it at isend, MPI might not have). It must run faster than a copy: with AVX-512, whole 1 KiB
-// blocks go through sixteen vector chains of multiply-xorshift steps (each a bijection of its
-// word), the rest through three interleaved CRC32C streams over 8-byte words (SSE 4.2; the
-// crc32 instruction's latency hidden by the other two streams); elsewhere a four-lane
-// multiply-xorshift hash. A change of one word (of one byte) is always caught; any other escapes
+// it at isend, MPI might not have). It must run faster than a copy: three interleaved CRC32C
+// streams over 8-byte words (SSE 4.2; the crc32 instruction's latency hidden by the other two
+// streams); elsewhere a four-lane multiply-xorshift hash (each step a bijection of its word). A change of one word (of one byte) is always caught; any other escapes
 // with probability about 2^-32.
 #include <cstddef>
 #include <cstdint>
