@@ -7,6 +7,14 @@
 
 namespace distdl {
 
+bool box_lies_inside(const std::vector<std::size_t>& shape, const std::vector<std::size_t>& start,
+                     const std::vector<std::size_t>& extent) {
+    bool inside = start.size() == shape.size() && extent.size() == shape.size();
+    for (std::size_t d = 0; inside && d < shape.size(); ++d)
+        inside = start[d] <= shape[d] && extent[d] <= shape[d] - start[d];
+    return inside;
+}
+
 strided_layout contiguous_layout(std::size_t bytes) {
     strided_layout out;
     out.run = bytes;
@@ -15,10 +23,7 @@ strided_layout contiguous_layout(std::size_t bytes) {
 
 bool make_layout(const array_box& box, std::size_t element_size, strided_layout& out, const char* what) {
     const std::size_t rank = box.shape.size();
-    bool inside = box.start.size() == rank && box.extent.size() == rank;
-    for (std::size_t d = 0; inside && d < rank; ++d)
-        inside = box.start[d] <= box.shape[d] && box.extent[d] <= box.shape[d] - box.start[d];
-    DISTDL_REQUIRE(inside, "communicator: " << what << " at " << format_list(box.start) << " of extent "
+    DISTDL_REQUIRE(box_lies_inside(box.shape, box.start, box.extent), "communicator: " << what << " at " << format_list(box.start) << " of extent "
                                             << format_list(box.extent) << " does not lie inside an array of shape "
                                             << format_list(box.shape));
     out = strided_layout{};

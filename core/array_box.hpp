@@ -20,6 +20,10 @@ struct array_box {
     std::vector<std::size_t> extent;
 };
 
+// Whether [start, start + extent) lies inside an array of shape `shape` (all three of one rank).
+bool box_lies_inside(const std::vector<std::size_t>& shape, const std::vector<std::size_t>& start,
+                     const std::vector<std::size_t>& extent);
+
 struct strided_layout {
     static constexpr std::size_t max_dims = 8;
     std::size_t offset = 0;  // bytes from the array's first byte to the box's first byte

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/array_box.hpp"
 #include "core/error.hpp"
 #include "core/tensor.hpp"
 
@@ -19,10 +20,7 @@ enum class box_op { assign, add };
 
 // Throws distdl::error unless [start, start + extent) lies inside `shape` (same ranks).
 inline void require_box_inside(const shape_t& shape, const shape_t& start, const shape_t& extent, const char* what) {
-    bool inside = shape.size() == start.size() && shape.size() == extent.size();
-    for (std::size_t d = 0; inside && d < shape.size(); ++d)
-        inside = start[d] <= shape[d] && extent[d] <= shape[d] - start[d];
-    DISTDL_REQUIRE_AS(inside, ::distdl::error,
+    DISTDL_REQUIRE_AS(box_lies_inside(shape, start, extent), ::distdl::error,
                       "internal error: " << what << " box at " << format_list(start) << " of extent "
                                          << format_list(extent) << " does not lie inside an array of shape "
                                          << format_list(shape));
