@@ -253,25 +253,4 @@ void communicator::all_to_all_v(const void* send, const std::vector<std::size_t>
 
 void communicator::barrier() { do_barrier(); }
 
-namespace {
-template <class T>
-void add_typed(void* dst, const void* src, std::size_t count) {
-    auto* d = static_cast<T*>(dst);
-    const auto* s = static_cast<const T*>(src);
-    for (std::size_t i = 0; i < count; ++i) d[i] += s[i];
-}
-}  // namespace
-
-void add_into(void* dst, const void* src, std::size_t count, dtype type) {
-    switch (type) {
-        case dtype::float32: return add_typed<float>(dst, src, count);
-        case dtype::float64: return add_typed<double>(dst, src, count);
-        case dtype::int32: return add_typed<std::int32_t>(dst, src, count);
-        case dtype::int64: return add_typed<std::int64_t>(dst, src, count);
-        case dtype::uint64: return add_typed<std::uint64_t>(dst, src, count);
-        case dtype::byte: break;
-    }
-    throw invalid_argument("add_into: cannot sum " + to_string(type));
-}
-
 }  // namespace distdl

@@ -226,7 +226,4 @@ class communicator {
     std::shared_ptr<traffic_log> traffic_;
 };
 
-// Adds `count` elements of `src` into `dst` (used by transports that reduce by hand).
-void add_into(void* dst, const void* src, std::size_t count, dtype type);
-
 }  // namespace distdl
