@@ -19,16 +19,22 @@ using namespace distdl::bench::report;
 
 const char* usage =
     "usage: distdl-bench-report [--out-dir DIR] [--commit HASH] [--date TEXT] RUN.json...\n"
-    "       distdl-bench-report --compare OLD.json NEW.json [--tolerance T] [--min-baseline S]\n"
+    "       distdl-bench-report --compare OLD.json NEW.json [--retry RETRY.json]... [--tolerance T]\n"
+    "                           [--min-baseline S] [--list-worse]\n"
     "\n"
     "First form: reads Google Benchmark JSON files written by distdl-bench (--out) and writes\n"
     "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports).\n"
     "Second form: compares two summaries (bench.json) workload by workload: a ratio to baseline\n"
-    "(ours / baseline time) that grew by more than T (default 0.25 = 25%) is WORSE; a workload of\n"
-    "OLD without a ratio in NEW is MISSING; one whose baseline took less than S seconds per\n"
-    "iteration in either run (default 1e-6: the simulator's memcpy of small tensors) is skipped, as\n"
-    "its ratio measures the clock. Prints a table; exit status 0 when nothing is worse or missing,\n"
-    "1 otherwise, 2 on bad input.\n";
+    "(ours / baseline time) that grew by more than T (default 0.25 = 25%) is flagged; each\n"
+    "--retry (a summary of a re-run of the flagged workloads, oldest first; scripts/bench.sh makes\n"
+    "them) adds an attempt, and the best ratio of the attempts counts (noise only slows a run\n"
+    "down): a workload worse in every attempt is WORSE, one that was not is noise. A workload of\n"
+    "OLD without a ratio in NEW is MISSING; one of NEW without a ratio in OLD is new; one whose\n"
+    "baseline took less than S seconds per iteration in either run (default 1e-6: the simulator's\n"
+    "memcpy of small tensors) is skipped, as its ratio measures the clock. Prints a table (the\n"
+    "attempts of each flagged workload with their ratios) and the names of the regressions; exit\n"
+    "status 0 when nothing is WORSE or MISSING, 1 otherwise, 2 on bad input.\n"
+    "--list-worse prints only the WORSE workloads, one per line (what to re-run), exit status 0.\n";
 
 nlohmann::json read_json(const std::string& path) {
     std::ifstream in(path);
@@ -80,8 +86,8 @@ int run(const std::vector<std::string>& args) {
     std::string out_dir = "reports", commit, date = utc_now(), compare_old, compare_new;
     double tolerance = default_tolerance;
     double min_baseline = default_min_baseline_seconds;
-    bool comparing = false;
-    std::vector<std::string> inputs;
+    bool comparing = false, list_worse = false;
+    std::vector<std::string> inputs, retries;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {
@@ -105,6 +111,10 @@ int run(const std::vector<std::string>& args) {
             comparing = true;
             compare_old = value();
             compare_new = value();
+        } else if (a == "--retry") {
+            retries.push_back(value());
+        } else if (a == "--list-worse") {
+            list_worse = true;
         } else if (a.rfind("--", 0) == 0) {
             throw std::invalid_argument("unknown option '" + a + "'");
         } else {
@@ -115,8 +125,16 @@ int run(const std::vector<std::string>& args) {
         if (!inputs.empty()) throw std::invalid_argument("--compare takes exactly OLD.json NEW.json");
         const results old_run = from_json(read_json(compare_old));
         const results new_run = from_json(read_json(compare_new));
-        return print_comparison(std::cout, compare(old_run, new_run, tolerance, min_baseline), tolerance);
+        std::vector<results> retry_runs;
+        for (const auto& path : retries) retry_runs.push_back(from_json(read_json(path)));
+        const comparison c = compare(old_run, new_run, tolerance, min_baseline, retry_runs);
+        if (list_worse) {
+            for (const auto& name : c.worse_workloads()) std::cout << name << "\n";
+            return 0;
+        }
+        return print_comparison(std::cout, c, tolerance);
     }
+    if (!retries.empty() || list_worse) throw std::invalid_argument("--retry and --list-worse need --compare");
     if (inputs.empty()) throw std::invalid_argument("no benchmark JSON files given");
     results r;
     r.cpu = cpu_model();
