@@ -26,6 +26,9 @@ struct comparison_row {
     // within tolerance in a re-run), "MISSING" (in old with a ratio, none in new), "new" (no
     // old ratio to compare with), "skipped" (baseline below the floor)
     std::string verdict;
+    // Seconds per iteration of ours and baseline, old and in the best attempt (to tell a slower
+    // ours from a faster baseline); 0 when absent.
+    double old_ours = 0, old_baseline = 0, best_ours = 0, best_baseline = 0;
 
     int attempts() const { return 1 + static_cast<int>(retry_ratios.size()); }
     // The ratio the verdict rests on: the smallest of all attempts.

@@ -110,9 +110,23 @@ TEST(compare, a_row_worse_in_every_attempt_fails_with_the_best_ratio_and_is_name
     EXPECT_TRUE(contains(out, "| halo_exchange/mpi/w4/large | 1.000 | 1.400 | +40.0% | 3: 1.600, 1.400, 1.500 | WORSE |"))
         << out;
     EXPECT_TRUE(contains(out, "regression: benchmark halo_exchange/mpi/w4/large ratio 1.000 -> 1.400 (+40.0%), worse "
-                              "in all 3 attempts"))
+                              "in all 3 attempts; best attempt against old: ours 1 s -> 1.4 s (+40.0%), baseline 1 s -> "
+                              "1 s (+0.0%)\n"))
         << out;
     EXPECT_TRUE(contains(out, "FAIL: 1 regression (halo_exchange/mpi/w4/large), 0 missing")) << out;
+}
+
+TEST(compare, a_regression_says_whether_ours_got_slower_or_the_baseline_faster) {
+    // The times of the best attempt (the second), not of the first.
+    const results old_run = summary({{"repartition/sim/w16/large", 0.086, 0.022}});
+    const comparison c = compare(old_run, summary({{"repartition/sim/w16/large", 0.090, 0.018}}),
+                                 default_tolerance, default_min_baseline_seconds,
+                                 {summary({{"repartition/sim/w16/large", 0.086, 0.0175}})});
+    EXPECT_EQ(row_of(c, "repartition/sim/w16/large").verdict, "WORSE");
+    const std::string out = printed(c, 1);
+    EXPECT_TRUE(contains(out, "best attempt against old: ours 86 ms -> 86 ms (+0.0%), baseline 22 ms -> 17.5 ms "
+                              "(-20.5%)\n"))
+        << out;
 }
 
 TEST(compare, re_runs_of_unflagged_rows_change_nothing) {
