@@ -12,7 +12,7 @@
 namespace distdl::bench::report {
 
 struct role_result {
-    double seconds = 0;  // per iteration
+    double seconds = 0;  // per iteration: the mean, or the run's median_seconds when it gives one
     double bytes_per_second = 0;
     std::optional<double> messages_per_iteration, faults_per_iteration;
 };
@@ -44,8 +44,9 @@ struct results {
 // removed; throws when the name has no role.
 std::pair<std::string, std::string> split_name(const std::string& benchmark_name);
 
-// Adds the runs of one Google Benchmark JSON document (--benchmark_format=json). With
-// repetitions, the median aggregate is used when present, else the mean of the runs.
+// Adds the runs of one Google Benchmark JSON document (--benchmark_format=json). A run's time
+// is its median_seconds counter when it has one, else its mean (real_time). With repetitions,
+// the median aggregate is used when present, else the mean of the runs.
 void add_benchmark_json(results& into, const nlohmann::json& document);
 
 // The summary written as bench.json, and read back by the comparer.

@@ -237,6 +237,25 @@ TEST(results, google_benchmark_runs_pair_into_ratios) {
     EXPECT_DOUBLE_EQ(*from_json(j).workloads.at("x/mpi/w4/large").ratio(), 1.5);
 }
 
+TEST(results, a_run_with_a_median_is_timed_by_it) {
+    // ours: mean 3 ms but median 2 ms (one slow iteration); baseline: no median, mean 1 ms.
+    const auto doc = nlohmann::json::parse(R"({
+      "context": {},
+      "benchmarks": [
+        {"name": "ours/x/mpi/w4/large/iterations:10/manual_time", "run_name": "ours/x/mpi/w4/large/iterations:10/manual_time",
+         "run_type": "iteration", "real_time": 3.0, "time_unit": "ms", "bytes_per_second": 4e9, "median_seconds": 0.002},
+        {"name": "baseline/x/mpi/w4/large/iterations:10/manual_time", "run_name": "baseline/x/mpi/w4/large/iterations:10/manual_time",
+         "run_type": "iteration", "real_time": 1.0, "time_unit": "ms", "bytes_per_second": 12e9}
+      ]})");
+    results r;
+    add_benchmark_json(r, doc);
+    const auto& w = r.workloads.at("x/mpi/w4/large");
+    EXPECT_DOUBLE_EQ(w.roles.at("ours").seconds, 0.002);
+    EXPECT_DOUBLE_EQ(w.roles.at("ours").bytes_per_second, 6e9);  // the same bytes in the median's time
+    EXPECT_DOUBLE_EQ(w.roles.at("baseline").seconds, 0.001);
+    EXPECT_DOUBLE_EQ(*w.ratio(), 2.0);
+}
+
 TEST(results, workloads_sort_with_numbers_as_numbers) {
     const workload_order less;
     EXPECT_TRUE(less("broadcast/mpi/w4/large", "broadcast/mpi/w16/large"));
