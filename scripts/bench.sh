@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 usage() {
   cat <<'TEXT'
-usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"]
+usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--bin DIR]
                         [--compare OLD.json [--tolerance T] [--min-baseline S] [--retries N]]
                         [-- distdl-bench flags]
 
@@ -27,16 +27,21 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"]
   --min-baseline S benchmarks whose baseline takes less than S seconds per iteration are not
                    compared (default 1e-6: the simulator's memcpy of small tensors, whose
                    ratio measures the clock)
+  --bin DIR        run DIR/distdl-bench and DIR/report/distdl-bench-report as they are
+                   instead of building the release preset (default: build, then use
+                   build/release/bench); the Open MPI runs start with $MPIEXEC (default
+                   mpiexec). Relative paths are taken from the repository's root.
   -- ...           further flags for distdl-bench (e.g. --benchmark_filter=broadcast)
 TEXT
 }
 
-quick=() out=reports ranks="4 16" compare="" tolerance=0.25 min_baseline=1e-6 retries=2 extra=()
+quick=() out=reports ranks="4 16" compare="" tolerance=0.25 min_baseline=1e-6 retries=2 bin="" extra=()
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
     --out) out="${2:?--out needs a directory}"; shift ;;
     --ranks) ranks="${2:?--ranks needs a list}"; shift ;;
+    --bin) bin="${2:?--bin needs a directory}"; shift ;;
     --compare) compare="${2:?--compare needs a bench.json}"; shift ;;
     --tolerance) tolerance="${2:?--tolerance needs a number}"; shift ;;
     --min-baseline) min_baseline="${2:?--min-baseline needs a number of seconds}"; shift ;;
@@ -56,9 +61,12 @@ if [[ -n "$compare" ]]; then
   cp "$compare" "$work/old.json"  # the new report may overwrite it
 fi
 
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target distdl-bench distdl-bench-report
-bin=build/release/bench
+if [[ -z "$bin" ]]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$(nproc)" --target distdl-bench distdl-bench-report
+  bin=build/release/bench
+fi
+mpiexec="${MPIEXEC:-mpiexec}"
 mkdir -p "$out"
 
 workers=$(tr ' ' ',' <<<"$ranks")
@@ -72,7 +80,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_cop
 if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 for n in $ranks; do
   echo "bench.sh: Open MPI, $n ranks"
-  mpiexec --oversubscribe -n "$n" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$work/mpi$n.json" \
+  "$mpiexec" --oversubscribe -n "$n" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$work/mpi$n.json" \
     --benchmark_color=false "${extra[@]}"
 done
 
@@ -111,7 +119,7 @@ for ((attempt = 1; attempt <= retries; attempt++)); do
       "$bin/distdl-bench" --transport sim --workers "$n" "${quick[@]}" --out "$dir/runs/sim$n.json" \
         --benchmark_color=false "${extra[@]}" "$filter"
     else
-      mpiexec --oversubscribe -n "$n" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$dir/runs/mpi$n.json" \
+      "$mpiexec" --oversubscribe -n "$n" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$dir/runs/mpi$n.json" \
         --benchmark_color=false "${extra[@]}" "$filter"
     fi
   done

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# scripts/bench.sh --compare end to end on stand-ins (fake_distdl_bench.sh, fake_mpiexec.sh;
+# the real distdl-bench-report, given as $1): a workload worse in the first run only passes as
+# noise after one re-run, one worse in every attempt fails and is named, only the worse
+# workloads are re-run (under mpiexec -n <workers> for Open MPI ones), and --retries 0 fails
+# on the first run.
+set -euo pipefail
+report=$(realpath "$1")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/bin/report"
+ln -s "$root/bench/tests/fake_distdl_bench.sh" "$t/bin/distdl-bench"
+ln -s "$report" "$t/bin/report/distdl-bench-report"
+export MPIEXEC="$root/bench/tests/fake_mpiexec.sh"
+
+summary() {  # workloads with ratio 1.0
+  local rows=() w
+  for w in "$@"; do rows+=("\"$w\": {\"roles\": {\"ours\": {\"seconds\": 0.01}, \"baseline\": {\"seconds\": 0.01}}}"); done
+  echo "{\"schema\": 1, \"benchmarks\": {$(IFS=,; echo "${rows[*]}")}}"
+}
+fail() { echo "bench_sh_retries: $*" >&2; exit 1; }
+
+# run NAME OLD-WORKLOADS... -- BENCH.SH-FLAGS...: sets status and output; state is fresh per run.
+run() {
+  name=$1; shift
+  local old=()
+  while [[ $1 != -- ]]; do old+=("$1"); shift; done
+  shift
+  export FAKE_BENCH_STATE="$t/$name"
+  mkdir -p "$FAKE_BENCH_STATE"
+  summary "${old[@]}" >"$t/$name.old.json"
+  status=0
+  output=$(bash "$root/scripts/bench.sh" --bin "$t/bin" --ranks 4 --out "$t/$name" --compare "$t/$name.old.json" "$@" 2>&1) || status=$?
+}
+expect() { grep -qF -- "$1" <<<"$output" || fail "$name: no line with '$1' in:"$'\n'"$output"; }
+
+run confirmed slow/sim/w4/large flaky/mpi/w4/large steady/mpi/w4/large --
+[[ $status -eq 1 ]] || fail "confirmed: exit status $status, expected 1"$'\n'"$output"
+expect "| flaky/mpi/w4/large | 1.000 | 1.000 | +0.0% | 2: 1.600, 1.000 | noise |"
+expect "| slow/sim/w4/large | 1.000 | 1.600 | +60.0% | 3: 1.600, 1.600, 1.600 | WORSE |"
+expect "| steady/mpi/w4/large | 1.000 | 1.000 | +0.0% | 1 | ok |"
+expect "regression: benchmark slow/sim/w4/large ratio 1.000 -> 1.600 (+60.0%), worse in all 3 attempts"
+expect "FAIL: 1 regression (slow/sim/w4/large), 0 missing"
+# Two full runs, then both worse workloads, then only the one still worse.
+expected_calls="sim w4 .*
+mpi w4 .*
+mpi w4 ^(ours|baseline)/(flaky/mpi/w4/large)(/|\$)
+sim w4 ^(ours|baseline)/(slow/sim/w4/large)(/|\$)
+sim w4 ^(ours|baseline)/(slow/sim/w4/large)(/|\$)"
+calls=$(head -2 "$t/confirmed/calls"; tail -n +3 "$t/confirmed/calls" | head -2 | sort; tail -n +5 "$t/confirmed/calls")
+[[ "$calls" == "$expected_calls" ]] || fail "confirmed: calls"$'\n'"$calls"$'\n'"expected"$'\n'"$expected_calls"
+
+run noise flaky/mpi/w4/large steady/mpi/w4/large --
+[[ $status -eq 0 ]] || fail "noise: exit status $status, expected 0"$'\n'"$output"
+expect "| slow/sim/w4/large | - | 1.600 | - | - | new |"
+expect "PASS: no benchmark got worse (1 worse at first, within tolerance on a re-run)"
+[[ $(wc -l <"$t/noise/calls") -eq 3 ]] || fail "noise: expected 3 runs, got"$'\n'"$(cat "$t/noise/calls")"
+
+run no_retries flaky/mpi/w4/large -- --retries 0
+[[ $status -eq 1 ]] || fail "no_retries: exit status $status, expected 1"$'\n'"$output"
+expect "| flaky/mpi/w4/large | 1.000 | 1.600 | +60.0% | 1: 1.600 | WORSE |"
+echo "bench_sh_retries: all cases passed"
