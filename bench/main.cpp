@@ -201,7 +201,7 @@ class suite {
         const std::string key = w.name(o_.transport);
         std::vector<const role_kind*> timed{&role};
         // Open MPI only: on the simulator, ours timed in alternation with the memcpy baseline in
-        // one sim::run came out ~2x slower than alone (large sizes, even with each timed run
+        // one sim::run ran 1.3-1.7x slower than alone (large sizes, even with each timed run
         // primed), which would move the ratio itself, not just its noise.
         if (o_.interleave && mpi_world_ && role.name == "ours")
             for (const role_kind& other : roles)
