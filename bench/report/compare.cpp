@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 namespace distdl::bench::report {
@@ -37,7 +38,45 @@ std::string times(const std::string& role, double old_seconds, double new_second
     return text;
 }
 
-bool flagged(const comparison_row& r) { return r.verdict == "WORSE" || r.verdict == "noise"; }
+bool flagged(const comparison_row& r) {
+    return r.verdict == "WORSE" || r.verdict == "noise" || r.verdict == "faster baseline";
+}
+
+// "sim" or "mpi" (a segment of the workload's name), else "".
+std::string transport_of(const std::string& workload) {
+    for (const auto& part : segments(workload))
+        if (part == "sim" || part == "mpi") return part;
+    return "";
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// By transport: the median over workloads of new baseline time / old baseline time (how much
+// slower or faster the machine runs now); 1 where no workload tells.
+std::map<std::string, double> machine_factors(const results& old_run, const results& new_run, double floor) {
+    std::map<std::string, std::vector<double>> changes;
+    for (const auto& [name, old_w] : old_run.workloads) {
+        const auto found = new_run.workloads.find(name);
+        if (found == new_run.workloads.end()) continue;
+        const double before = baseline_seconds(old_w), after = baseline_seconds(found->second);
+        if (before >= floor && after >= floor && before > 0 && after > 0) changes[transport_of(name)].push_back(after / before);
+    }
+    std::map<std::string, double> factors;
+    for (const auto& [transport, list] : changes) factors[transport] = median(list);
+    return factors;
+}
+
+// The attempt a regression's message shows: the one with the best ratio.
+std::size_t best_attempt(const comparison_row& r) {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < r.attempt_ratios().size(); ++k)
+        if (r.attempt_ratios()[k] < r.attempt_ratios()[best]) best = k;
+    return best;
+}
 
 // "3: 1.510, 1.402, 0.920" for a flagged row (every attempt's ratio), "1" for a compared one.
 std::string attempts_cell(const comparison_row& r) {
@@ -49,6 +88,13 @@ std::string attempts_cell(const comparison_row& r) {
 }
 
 }  // namespace
+
+std::vector<double> comparison_row::attempt_ratios() const {
+    std::vector<double> all;
+    if (new_ratio) all.push_back(*new_ratio);
+    all.insert(all.end(), retry_ratios.begin(), retry_ratios.end());
+    return all;
+}
 
 std::optional<double> comparison_row::best_ratio() const {
     if (!new_ratio) return std::nullopt;
@@ -67,10 +113,13 @@ std::vector<std::string> comparison::worse_workloads() const {
 comparison compare(const results& old_run, const results& new_run, double tolerance, double min_baseline_seconds,
                    const std::vector<results>& retries) {
     comparison c;
+    const auto factors = machine_factors(old_run, new_run, min_baseline_seconds);
     for (const auto& [name, old_w] : old_run.workloads) {
         const auto old_ratio = old_w.ratio();
         if (!old_ratio) continue;  // no old ratio: listed below as new when the new run has one
-        comparison_row row{name, old_ratio, std::nullopt, {}, ""};
+        comparison_row row;
+        row.workload = name;
+        row.old_ratio = old_ratio;
         const auto found = new_run.workloads.find(name);
         if (found != new_run.workloads.end()) row.new_ratio = found->second.ratio();
         const double limit = *old_ratio * (1 + tolerance);
@@ -83,24 +132,31 @@ comparison compare(const results& old_run, const results& new_run, double tolera
         } else if (*row.new_ratio > limit) {
             row.old_ours = seconds_of(old_w, "ours");
             row.old_baseline = baseline_seconds(old_w);
-            row.best_ours = seconds_of(found->second, "ours");
-            row.best_baseline = baseline_seconds(found->second);
+            const auto factor = factors.find(transport_of(name));
+            row.machine_factor = factor == factors.end() ? 1.0 : factor->second;
+            row.attempt_ours.push_back(seconds_of(found->second, "ours"));
+            row.attempt_baselines.push_back(baseline_seconds(found->second));
             for (const results& retry : retries) {
                 const auto again = retry.workloads.find(name);
                 if (again == retry.workloads.end()) continue;
                 const auto q = again->second.ratio();
                 if (!q) continue;
-                if (*q < *row.best_ratio()) {
-                    row.best_ours = seconds_of(again->second, "ours");
-                    row.best_baseline = baseline_seconds(again->second);
-                }
                 row.retry_ratios.push_back(*q);
+                row.attempt_ours.push_back(seconds_of(again->second, "ours"));
+                row.attempt_baselines.push_back(baseline_seconds(again->second));
             }
-            if (*row.best_ratio() > limit) {
+            const double ours_limit = row.old_ours * row.machine_factor * (1 + tolerance);
+            const auto ratios = row.attempt_ratios();
+            bool every_ratio_worse = true, every_attempt_worse = true;
+            for (std::size_t k = 0; k < ratios.size(); ++k) {
+                every_ratio_worse = every_ratio_worse && ratios[k] > limit;
+                every_attempt_worse = every_attempt_worse && ratios[k] > limit && row.attempt_ours[k] > ours_limit;
+            }
+            if (every_attempt_worse) {
                 row.verdict = "WORSE";
                 ++c.worse;
             } else {
-                row.verdict = "noise";
+                row.verdict = every_ratio_worse ? "faster baseline" : "noise";
             }
         } else {
             row.verdict = *row.new_ratio < *old_ratio / (1 + tolerance) ? "better" : "ok";
@@ -109,8 +165,13 @@ comparison compare(const results& old_run, const results& new_run, double tolera
     }
     for (const auto& [name, new_w] : new_run.workloads) {
         const auto old = old_run.workloads.find(name);
-        if ((old == old_run.workloads.end() || !old->second.ratio()) && new_w.ratio())
-            c.rows.push_back({name, std::nullopt, new_w.ratio(), {}, "new"});
+        if ((old == old_run.workloads.end() || !old->second.ratio()) && new_w.ratio()) {
+            comparison_row row;
+            row.workload = name;
+            row.new_ratio = new_w.ratio();
+            row.verdict = "new";
+            c.rows.push_back(row);
+        }
     }
     return c;
 }
@@ -127,25 +188,48 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
     out << "new ratio: the best of the attempts (noise only slows a run down); a ratio may grow by "
         << tolerance * 100 << "% before it counts as worse, and a worse row is re-run before it fails "
         << "(attempts: how many runs it took, with the ratio of each); noise: worse at first, within "
-           "tolerance in a re-run; skipped: a baseline faster than the floor (timer noise), not compared; "
-           "new: no old ratio to compare with\n";
+           "tolerance in a re-run; faster baseline: the ratio worse in every attempt but not ours' own "
+           "time, allowing for the machine's speed (the median change of the baselines' times of the same "
+           "transport), so its baseline ran faster than in the old run; skipped: a baseline faster than the "
+           "floor (timer noise), not compared; new: no old ratio to compare with\n";
     for (const auto& r : c.rows) {
         if (r.verdict == "MISSING")
             out << "missing: benchmark " << r.workload
                 << " is in the old results but has no ratio in the new run (not run, or its ours/baseline "
                    "half is absent)\n";
-        if (r.verdict == "WORSE")
+        if (r.verdict == "WORSE") {
+            const std::size_t k = best_attempt(r);
             out << "regression: benchmark " << r.workload << " ratio " << show(r.old_ratio) << " -> "
                 << show(r.best_ratio()) << " (" << change(*r.old_ratio, *r.best_ratio()) << "), worse in "
                 << (r.attempts() == 1 ? "its only attempt" : "all " + std::to_string(r.attempts()) + " attempts")
-                << "; best attempt against old: " << times("ours", r.old_ours, r.best_ours) << ", "
-                << times("baseline", r.old_baseline, r.best_baseline) << "\n";
+                << "; best attempt against old: " << times("ours", r.old_ours, r.attempt_ours[k]) << ", "
+                << times("baseline", r.old_baseline, r.attempt_baselines[k]) << "\n";
+        }
+        if (r.verdict == "faster baseline") {
+            const std::size_t k = static_cast<std::size_t>(
+                std::min_element(r.attempt_ours.begin(), r.attempt_ours.end()) - r.attempt_ours.begin());
+            out << "faster baseline: benchmark " << r.workload << " ratio " << show(r.old_ratio) << " -> "
+                << show(r.best_ratio()) << ", worse in every attempt, but not ours' own time: "
+                << times("ours", r.old_ours, r.attempt_ours[k]) << ", "
+                << times("baseline", r.old_baseline, r.attempt_baselines[k]) << ", while the "
+                << (transport_of(r.workload).empty() ? "" : transport_of(r.workload) + " ")
+                << "baselines' times changed x" << format_fixed(r.machine_factor, 2) << " (median)\n";
+        }
     }
-    int noise = 0;
-    for (const auto& r : c.rows) noise += r.verdict == "noise";
+    int noise = 0, faster_baseline = 0;
+    for (const auto& r : c.rows) {
+        noise += r.verdict == "noise";
+        faster_baseline += r.verdict == "faster baseline";
+    }
     if (c.passed()) {
         out << "PASS: no benchmark got worse";
-        if (noise > 0) out << " (" << noise << " worse at first, within tolerance on a re-run)";
+        if (noise > 0 || faster_baseline > 0) {
+            out << " (";
+            if (noise > 0) out << noise << " worse at first, within tolerance on a re-run";
+            if (noise > 0 && faster_baseline > 0) out << "; ";
+            if (faster_baseline > 0) out << faster_baseline << " whose baseline ran faster";
+            out << ")";
+        }
         out << "\n";
         return 0;
     }

@@ -8,7 +8,11 @@
 // A flagged workload is confirmed by re-runs (`retries`: summaries of later runs of the flagged
 // workloads, oldest first; scripts/bench.sh makes them). Noise on a shared machine only ever
 // slows a run down, so the best ratio of all attempts counts: the workload is a regression only
-// when every attempt is worse.
+// when every attempt is worse. An attempt is worse when its ratio is, and ours' own time is too:
+// more than the tolerance above the old one times the machine's speed change (the median, over
+// the workloads of the same transport, of new baseline time / old baseline time). A ratio that
+// grew only because this workload's baseline ran faster than before (the simulator's memcpy
+// varies 2-3x between runs on a busy 2-core machine) is no regression of ours.
 #include <optional>
 #include <ostream>
 #include <string>
@@ -23,14 +27,19 @@ struct comparison_row {
     std::optional<double> old_ratio, new_ratio;  // new_ratio: the first attempt's
     std::vector<double> retry_ratios;            // the re-runs of a flagged workload, in order
     // "ok", "better", "WORSE" (every attempt worse: a regression), "noise" (worse at first,
-    // within tolerance in a re-run), "MISSING" (in old with a ratio, none in new), "new" (no
-    // old ratio to compare with), "skipped" (baseline below the floor)
+    // within tolerance in a re-run), "faster baseline" (the ratio worse in every attempt, ours'
+    // own time not), "MISSING" (in old with a ratio, none in new), "new" (no old ratio to
+    // compare with), "skipped" (baseline below the floor)
     std::string verdict;
-    // Seconds per iteration of ours and baseline, old and in the best attempt (to tell a slower
-    // ours from a faster baseline); 0 when absent.
-    double old_ours = 0, old_baseline = 0, best_ours = 0, best_baseline = 0;
+    // Of a flagged workload: seconds per iteration of ours and baseline, old and in each attempt
+    // (the first run, then the re-runs), and the machine's speed change its transport showed.
+    double old_ours = 0, old_baseline = 0;
+    std::vector<double> attempt_ours, attempt_baselines;
+    double machine_factor = 1;
 
     int attempts() const { return 1 + static_cast<int>(retry_ratios.size()); }
+    // The ratio of each attempt: the first run's, then the re-runs'.
+    std::vector<double> attempt_ratios() const;
     // The ratio the verdict rests on: the smallest of all attempts.
     std::optional<double> best_ratio() const;
 };

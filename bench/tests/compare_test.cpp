@@ -116,17 +116,59 @@ TEST(compare, a_row_worse_in_every_attempt_fails_with_the_best_ratio_and_is_name
     EXPECT_TRUE(contains(out, "FAIL: 1 regression (halo_exchange/mpi/w4/large), 0 missing")) << out;
 }
 
-TEST(compare, a_regression_says_whether_ours_got_slower_or_the_baseline_faster) {
-    // The times of the best attempt (the second), not of the first.
-    const results old_run = summary({{"repartition/sim/w16/large", 0.086, 0.022}});
-    const comparison c = compare(old_run, summary({{"repartition/sim/w16/large", 0.090, 0.018}}),
-                                 default_tolerance, default_min_baseline_seconds,
+TEST(compare, a_ratio_worse_only_because_the_baseline_ran_faster_is_no_regression) {
+    // The other simulator baselines kept their times (machine x1.00); this one ran 22 -> 17.5 ms
+    // while ours stayed at 86 ms: the ratio 3.909 -> 4.914 is worse, ours is not.
+    const results old_run = summary({{"repartition/sim/w16/large", 0.086, 0.022},
+                                     {"broadcast/sim/w16/large", 0.015, 0.013},
+                                     {"halo_exchange/sim/w16/large", 0.033, 0.020}});
+    const results first = summary({{"repartition/sim/w16/large", 0.090, 0.018},
+                                   {"broadcast/sim/w16/large", 0.015, 0.013},
+                                   {"halo_exchange/sim/w16/large", 0.033, 0.020}});
+    const comparison c = compare(old_run, first, default_tolerance, default_min_baseline_seconds,
                                  {summary({{"repartition/sim/w16/large", 0.086, 0.0175}})});
-    EXPECT_EQ(row_of(c, "repartition/sim/w16/large").verdict, "WORSE");
-    const std::string out = printed(c, 1);
-    EXPECT_TRUE(contains(out, "best attempt against old: ours 86 ms -> 86 ms (+0.0%), baseline 22 ms -> 17.5 ms "
-                              "(-20.5%)\n"))
+    EXPECT_TRUE(c.passed());
+    EXPECT_TRUE(c.worse_workloads().empty());
+    const auto& row = row_of(c, "repartition/sim/w16/large");
+    EXPECT_EQ(row.verdict, "faster baseline");
+    EXPECT_DOUBLE_EQ(row.machine_factor, 1.0);
+    const std::string out = printed(c, 0);
+    EXPECT_TRUE(contains(out, "| repartition/sim/w16/large | 3.909 | 4.914 | +25.7% | 2: 5.000, 4.914 | faster baseline |"))
         << out;
+    EXPECT_TRUE(contains(out, "faster baseline: benchmark repartition/sim/w16/large ratio 3.909 -> 4.914, worse in every "
+                              "attempt, but not ours' own time: ours 86 ms -> 86 ms (+0.0%), baseline 22 ms -> 17.5 ms "
+                              "(-20.5%), while the sim baselines' times changed x1.00 (median)\n"))
+        << out;
+    EXPECT_TRUE(contains(out, "PASS: no benchmark got worse (1 whose baseline ran faster)")) << out;
+}
+
+TEST(compare, a_regression_says_how_ours_and_its_baseline_changed) {
+    const results old_run = summary({{"repartition/sim/w16/large", 0.086, 0.022},
+                                     {"broadcast/sim/w16/large", 0.015, 0.013}});
+    const comparison c = compare(old_run, summary({{"repartition/sim/w16/large", 0.120, 0.022},
+                                                   {"broadcast/sim/w16/large", 0.015, 0.013}}));
+    EXPECT_EQ(row_of(c, "repartition/sim/w16/large").verdict, "WORSE");
+    EXPECT_TRUE(contains(printed(c, 1), "regression: benchmark repartition/sim/w16/large ratio 3.909 -> 5.455 (+39.5%), "
+                                        "worse in its only attempt; best attempt against old: ours 86 ms -> 120 ms "
+                                        "(+39.5%), baseline 22 ms -> 22 ms (+0.0%)\n"));
+}
+
+TEST(compare, ours_time_is_judged_at_the_machine_speed_its_transport_shows) {
+    // Every Open MPI baseline takes 2x as long (a busier machine), the simulator's the same.
+    const results old_run = summary({{"a/mpi/w4/large", 1.0, 1.0}, {"b/mpi/w4/large", 1.0, 1.0},
+                                     {"c/mpi/w4/large", 1.0, 1.0}, {"d/sim/w4/large", 1.0, 1.0}});
+    const results new_run = summary({{"a/mpi/w4/large", 2.6, 2.0},    // ours +160% > 2 x 1.25: WORSE
+                                     {"b/mpi/w4/large", 2.4, 1.6},    // ours +140% < 2 x 1.25: faster baseline
+                                     {"c/mpi/w4/large", 2.0, 2.0},    // ok
+                                     {"d/sim/w4/large", 1.3, 1.0}});  // ratio and ours +30% at x1.0: WORSE
+    const comparison c = compare(old_run, new_run);
+    EXPECT_DOUBLE_EQ(row_of(c, "a/mpi/w4/large").machine_factor, 2.0);
+    EXPECT_EQ(row_of(c, "a/mpi/w4/large").verdict, "WORSE");
+    EXPECT_EQ(row_of(c, "b/mpi/w4/large").verdict, "faster baseline");
+    EXPECT_EQ(row_of(c, "c/mpi/w4/large").verdict, "ok");
+    EXPECT_DOUBLE_EQ(row_of(c, "d/sim/w4/large").machine_factor, 1.0);
+    EXPECT_EQ(row_of(c, "d/sim/w4/large").verdict, "WORSE");
+    EXPECT_EQ(c.worse_workloads(), (std::vector<std::string>{"a/mpi/w4/large", "d/sim/w4/large"}));
 }
 
 TEST(compare, re_runs_of_unflagged_rows_change_nothing) {
