@@ -240,8 +240,8 @@ class suite {
         state.counters["faults_per_iter"] = m.faults_per_iteration;
         // Few iterations (large) on Open MPI: the report takes the median iteration, which one
         // slow iteration of a shared machine does not move, instead of Google Benchmark's mean.
-        // Not on the simulator: there the medians of a 2-core machine spread more than the means
-        // and sit lower (memcpy's most of all), which would move its ratios.
+        // Not on the simulator: there, on a 2-core machine, ratios of medians spread more over
+        // runs than ratios of means.
         if (mpi_world_ && w.size == "large") state.counters["median_seconds"] = median(m.seconds);
         state.counters["workers"] = w.workers;
         state.SetLabel(w.describe());

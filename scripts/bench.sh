@@ -20,8 +20,9 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--bin DIR]
                    bench.json); a benchmark whose ratio grew by more than the tolerance is
                    re-run (ours and baseline, same transport and worker count) up to N more
                    times and counts as a regression only when it is worse in every attempt
-                   (the best ratio counts: noise only slows a run down); exit status 1 on a
-                   regression or when a benchmark of OLD is missing
+                   (the best ratio counts: noise only slows a run down) and ours' own time grew
+                   too, allowing for the machine's speed (a faster baseline alone passes);
+                   exit status 1 on a regression or when a benchmark of OLD is missing
   --tolerance T    allowed growth of a ratio before it counts as worse (default 0.25 = 25%)
   --retries N      re-runs of a worse benchmark before it fails the run (default 2; 0: none)
   --min-baseline S benchmarks whose baseline takes less than S seconds per iteration are not
