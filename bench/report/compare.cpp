@@ -1,11 +1,11 @@
 #include "bench/report/compare.hpp"
 
-#include "bench/report/format.hpp"
-
 #include <algorithm>
 #include <iomanip>
 #include <map>
 #include <sstream>
+
+#include "bench/report/format.hpp"
 
 namespace distdl::bench::report {
 
