@@ -6,10 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -31,8 +29,7 @@ using namespace distdl::bench;
 
 const char* usage =
     "usage: distdl-bench [--transport sim|mpi] [--quick] [--workers 4,16] [--out FILE]\n"
-    "                    [--small-iterations N] [--large-iterations N] [--no-interleave]\n"
-    "                    [Google Benchmark flags]\n"
+    "                    [--small-iterations N] [--large-iterations N] [Google Benchmark flags]\n"
     "\n"
     "Times forward + adjoint of Broadcast, SumReduce, AllSumReduce, Repartition and HaloExchange\n"
     "(f64, small ~1 KiB and large 8 MiB per worker), and HaloExchange with the pooling layer's\n"
@@ -56,12 +53,6 @@ const char* usage =
     "                    (proves the baselines do the same work); exit status 1 on a mismatch\n"
     "  --small-iterations N, --large-iterations N   timed iterations per benchmark\n"
     "                    (default 1000 and 10; --quick: 20 and 2)\n"
-    "  --no-interleave   (mpi) time ours and baseline one after the other; by default ours'\n"
-    "                    benchmark times both in alternation (iteration by iteration, each after a\n"
-    "                    barrier; at the large size each timed run follows an untimed one of the\n"
-    "                    same step) and baseline's benchmark reports the baseline times taken then,\n"
-    "                    so that a slow spell of a shared machine falls on both and the ratio stays\n"
-    "                    put. The simulator always times them one after the other.\n"
     "Time per iteration is the slowest worker's (manual time); counters: bytes_per_second\n"
     "(2 x bytes per worker / time), msgs_per_iter and bytes_sent_per_iter (distdl's traffic\n"
     "counters summed over workers; 0 for baselines), faults_per_iter (minor page faults of the\n"
@@ -73,7 +64,6 @@ struct options {
     std::string transport = "sim";
     bool quick = false;
     bool check = false;
-    bool interleave = true;
     std::set<int> workers{4, 16};
     std::string out;
     std::optional<int> small_iterations, large_iterations;
@@ -114,8 +104,6 @@ options parse(int& argc, char** argv) {
             o.quick = true;
         } else if (a == "--check") {
             o.check = true;
-        } else if (a == "--no-interleave") {
-            o.interleave = false;
         } else if (a == "--workers") {
             o.workers.clear();
             std::stringstream list(value("--workers"));
@@ -183,8 +171,8 @@ class suite {
             for (const role_kind& role : these) {
                 const std::string name = role.name + "/" + w.name(o_.transport);
                 benchmark::RegisterBenchmark(name.c_str(),
-                                             [this, w, role, these, warmup](benchmark::State& state) {
-                                                 run(state, w, role, these, warmup);
+                                             [this, w, role, warmup](benchmark::State& state) {
+                                                 run(state, w, role, warmup);
                                              })
                     ->Iterations(iterations)
                     ->UseManualTime()
@@ -194,43 +182,18 @@ class suite {
     }
 
   private:
-    // The roles one run times: ours together with baseline when interleaving (baseline's times
-    // wait in pending_ for its own benchmark), else just the role.
-    void run(benchmark::State& state, const workload& w, const role_kind& role, const std::vector<role_kind>& roles,
-             int warmup) {
+    void run(benchmark::State& state, const workload& w, const role_kind& role, int warmup) const {
         const int iterations = static_cast<int>(state.max_iterations);
-        const std::string key = w.name(o_.transport);
-        std::vector<const role_kind*> timed{&role};
-        // Open MPI only: on the simulator, ours timed in alternation with the memcpy baseline in
-        // one sim::run ran 1.3-1.7x slower than alone (large sizes, even with each timed run
-        // primed), which would move the ratio itself, not just its noise.
-        if (o_.interleave && mpi_world_ && role.name == "ours")
-            for (const role_kind& other : roles)
-                if (other.name == "baseline") timed.push_back(&other);
-        // Every rank takes the same branch: the benchmarks and their order are the same on all.
-        auto& waiting = pending_[key];
         measurement m;
-        if (role.name == "baseline" && !waiting.empty() && waiting.front().seconds.size() == std::size_t(iterations)) {
-            m = std::move(waiting.front());
-            waiting.pop_front();
+        if (mpi_world_) {
+            auto s = role.make(w, mpi_world_);
+            m = measure(*mpi_world_, *s, warmup, iterations, fault_scope::process);
         } else {
-            std::vector<measurement> ms;
-            auto time_all = [&](const std::shared_ptr<communicator>& world, fault_scope scope) {
-                std::vector<std::unique_ptr<step>> steps;
-                std::vector<step*> pointers;
-                for (const role_kind* r : timed) pointers.push_back(steps.emplace_back(r->make(w, world)).get());
-                return measure_interleaved(*world, pointers, warmup, iterations, scope, w.size == "large");
-            };
-            if (mpi_world_) {
-                ms = time_all(mpi_world_, fault_scope::process);
-            } else {
-                sim::run(w.workers, [&](const std::shared_ptr<communicator>& world) {
-                    auto mine = time_all(world, fault_scope::thread);
-                    if (world->rank() == 0) ms = std::move(mine);
-                });
-            }
-            m = std::move(ms.front());
-            for (std::size_t k = 1; k < ms.size(); ++k) waiting.push_back(std::move(ms[k]));
+            sim::run(w.workers, [&](const std::shared_ptr<communicator>& world) {
+                auto s = role.make(w, world);
+                measurement mine = measure(*world, *s, warmup, iterations, fault_scope::thread);
+                if (world->rank() == 0) m = std::move(mine);
+            });
         }
         std::size_t i = 0;
         for (auto _ : state) state.SetIterationTime(m.seconds[i++]);
@@ -249,7 +212,6 @@ class suite {
 
     options o_;
     std::shared_ptr<communicator> mpi_world_;
-    std::map<std::string, std::deque<measurement>> pending_;  // by workload: baseline times taken with ours'
 };
 
 int run_benchmarks(int argc, char** argv, const options& o, bool print) {

@@ -1,5 +1,5 @@
 #pragma once
-// Times steps on every worker of a world: warm-up runs, then timed runs, each started after a
+// Times a step on every worker of a world: warm-up runs, then timed runs, each started after a
 // barrier; an iteration's time is the slowest worker's. Collective over the world.
 #include <cstdint>
 #include <memory>
@@ -22,14 +22,5 @@ struct measurement {
 };
 
 measurement measure(communicator& world, step& s, int warmup, int iterations, fault_scope faults);
-
-// Several steps in alternation: iteration i runs each step once, in order, each after its own
-// barrier, so that a slow spell of a shared machine falls on all of them alike rather than on
-// whichever happened to run then. With `prime`, each timed run follows an untimed run of the
-// same step, so that it finds the caches as a loop of that step alone leaves them (as measure()
-// does), not as the other step left them: for tensors larger than the caches, which otherwise
-// come out slower for being interleaved. One measurement per step, as measure() gives for one.
-std::vector<measurement> measure_interleaved(communicator& world, const std::vector<step*>& steps, int warmup,
-                                             int iterations, fault_scope faults, bool prime = false);
 
 }  // namespace distdl::bench
