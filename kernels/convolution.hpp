@@ -23,8 +23,10 @@
 // b / db are null exactly when the geometry has no bias.
 //
 // Engines: float32 2-d convolutions with stride 1 and dilation 1 whose channel counts are narrow
-// and not both multiples of 16 run on the direct engine (kernels/conv_direct.hpp: AVX-512, where
-// the CPU has it; the rule and its measurements are in convolution.cpp). Other float32 runs on
+// and not both multiples of 16, and 16 -> 16 on long output rows (known from the planned input
+// shape given at construction), run on the direct engine
+// (kernels/conv_direct.hpp: AVX-512, where the CPU has it; the rule and its measurements are in
+// convolution.cpp). The engine is chosen once, at construction. Other float32 runs on
 // oneDNN in its blocked layouts (channels-last when blocking would pad
 // the channels: kernels/conv_onednn.hpp), with primitives, reorders and
 // buffers cached per input shape inside the object; float64, and the float32 passes for which
@@ -52,7 +54,10 @@ enum class conv_engine {
 template <class T>
 class convolution {
   public:
-    explicit convolution(const conv_geometry& geometry, conv_engine engine = conv_engine::automatic);
+    // planned_x_shape: the input shape the object will mostly see (empty: not known); only
+    // conv_engine::automatic reads it, to choose the engine (any shape still runs on any engine).
+    explicit convolution(const conv_geometry& geometry, conv_engine engine = conv_engine::automatic,
+                         const shape_t& planned_x_shape = {});
     ~convolution();
     convolution(convolution&&) noexcept;
     convolution& operator=(convolution&&) noexcept;

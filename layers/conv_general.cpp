@@ -253,7 +253,24 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     for (std::size_t e = 0; e < dims; ++e)
         if (halo_dim[e]) g.padding[e] = 0;  // the window holds its padding
     g.bias = uses_bias;
-    kernel = std::make_unique<kernels::convolution<T>>(g);
+    // With input_shape given, this worker's window shape (the kernel's engine depends on it).
+    shape_t planned_window;
+    if (spec.input_shape) {
+        const shape_t& global = *spec.input_shape;
+        planned_window = {global[0], in_block};
+        for (std::size_t e = 0; e < dims; ++e) {
+            const std::size_t n = global[2 + e];
+            if (!halo_dim[e]) {
+                planned_window.push_back(n);
+                continue;
+            }
+            const std::size_t k = spec.kernel_size[e], s = spec.stride[e], dil = spec.dilation[e];
+            const std::size_t m = kernel_output_length(n, k, s, spec.padding[e], dil);
+            const std::size_t a = balanced_start(m, w_grid[2 + e], at[2 + e]), b = balanced_stop(m, w_grid[2 + e], at[2 + e]);
+            planned_window.push_back(b > a ? s * (b - 1 - a) + dil * (k - 1) + 1 : 0);
+        }
+    }
+    kernel = std::make_unique<kernels::convolution<T>>(g, kernels::conv_engine::automatic, planned_window);
     kernel_keeps_x = kernel->retains_input();
 }
 

@@ -247,13 +247,15 @@ TEST(kernel_conv_direct, combined_backward_equals_the_separate_passes) {
     EXPECT_EQ(db1, db2);
 }
 
-// conv_engine::automatic takes the direct engine for narrow channel slices and oneDNN for 16 → 16;
+// conv_engine::automatic takes the direct engine for narrow channel slices and, by the planned
+// input shape, for 16 → 16 on long rows;
 // a forced direct engine leaves what it cannot run (3-d, stride 2) to the others.
 TEST(kernel_conv_direct, engine_selection) {
     if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
     test::stream gen(46);
-    const auto run_forward = [&](const kernels::conv_geometry& g, const shape_t& x_shape, kernels::conv_engine e) {
-        kernels::convolution<float> conv(g, e);
+    const auto run_forward = [&](const kernels::conv_geometry& g, const shape_t& x_shape, kernels::conv_engine e,
+                                 const shape_t& planned = {}) {
+        kernels::convolution<float> conv(g, e, planned);
         const auto x = test::random_tensor<float>(x_shape, gen);
         const auto w = test::random_tensor<float>(conv.weight_shape(), gen);
         tensor<float> y;
@@ -269,6 +271,21 @@ TEST(kernel_conv_direct, engine_selection) {
               "direct:avx512");
     EXPECT_EQ(run_forward({.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .padding = {1}},
                           {1, 16, 8, 20}, conv_engine::automatic)
+                  .rfind("onednn:", 0),
+              0u);
+    // 16 -> 16 with the planned input shape: the direct engine on rows of whole vectors of at least
+    // 96 outputs; oneDNN on short rows, on rows whose last vector is mostly idle (130 outputs),
+    // and without a plan.
+    const kernels::conv_geometry g16{.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .padding = {1}};
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 128}, conv_engine::automatic, {8, 16, 256, 128}), "direct:avx512");
+    EXPECT_EQ(run_forward({.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}}, {1, 16, 4, 98},
+                          conv_engine::automatic, {8, 16, 130, 98}),
+              "direct:avx512");  // 96 outputs per row
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 64}, conv_engine::automatic, {8, 16, 64, 64}).rfind("onednn:", 0), 0u);
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 130}, conv_engine::automatic, {8, 16, 130, 130}).rfind("onednn:", 0), 0u);
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 128}, conv_engine::automatic).rfind("onednn:", 0), 0u);
+    EXPECT_EQ(run_forward({.in_channels = 16, .out_channels = 32, .kernel_size = {3, 3}, .padding = {1}},
+                          {1, 16, 4, 128}, conv_engine::automatic, {8, 16, 256, 256})
                   .rfind("onednn:", 0),
               0u);
     EXPECT_NE(run_forward({.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .stride = {2}}, {1, 8, 8, 20},
