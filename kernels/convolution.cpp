@@ -4,6 +4,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/detail/box_copy.hpp"
 #include "kernels/conv_direct.hpp"
 #include "kernels/conv_im2col.hpp"
 #include "kernels/conv_onednn.hpp"
@@ -46,6 +47,34 @@ bool direct_is_faster(const conv_geometry& g, const shape_t& planned_x_shape) {
     const std::size_t width = padded >= span ? padded - span + 1 : 0;
     const std::size_t lanes = (width + 15) / 16 * 16;
     return width >= 96 && (lanes - width) * 20 <= width;
+}
+
+void detail_box_inside(const shape_t& shape, const shape_t& start, const shape_t& extent, const char* what) {
+    ::distdl::detail::require_box_inside(shape, start, extent, what);
+}
+
+template <class T>
+bool spans_images_and_channels(const shape_t& x_shape, const dx_redirect<T>& r) {
+    return r.start[0] == 0 && r.start[1] == 0 && r.extent[0] == x_shape[0] && r.extent[1] == x_shape[1] &&
+           x_shape.size() <= 4;
+}
+
+// The redirect in the direct engine's terms (1-d: one row); requires spans_images_and_channels.
+template <class T>
+detail::direct_convolution::dx_redirect lift_redirect(const shape_t& x_shape, const dx_redirect<T>& r) {
+    using idx = std::ptrdiff_t;
+    detail::direct_convolution::dx_redirect d;
+    const std::size_t w = x_shape.size() - 1;
+    const shape_t& ts = r.target_shape;
+    d.col0 = idx(r.start[w]), d.cols = idx(r.extent[w]);
+    d.row0 = w == 3 ? idx(r.start[2]) : 0;
+    d.rows = w == 3 ? idx(r.extent[2]) : 1;
+    d.stride = idx(ts[w]);
+    d.plane = w == 3 ? idx(ts[2] * ts[3]) : idx(ts[2]);
+    d.image = idx(ts[1]) * d.plane;
+    if constexpr (std::is_same_v<T, float>)
+        d.target = r.target + ::distdl::detail::box_offset(ts, r.target_start);
+    return d;
 }
 
 }  // namespace
@@ -193,10 +222,26 @@ void convolution<T>::backward_weights(const tensor<T>& x, const tensor<T>& dy, t
 }
 
 template <class T>
+void convolution<T>::check_redirect(const shape_t& x_shape, const dx_redirect<T>& r) const {
+    DISTDL_REQUIRE(r.start.size() == x_shape.size() && r.extent.size() == x_shape.size() &&
+                       r.target_shape.size() == x_shape.size() && r.target_start.size() == x_shape.size() &&
+                       (r.target != nullptr || volume(r.extent) == 0),
+                   "kernels::convolution::backward: a dx redirect needs start, extent, target shape and target start "
+                   "of rank "
+                       << x_shape.size() << " and a target");
+    detail_box_inside(x_shape, r.start, r.extent, "redirected box of dx");
+    detail_box_inside(r.target_shape, r.target_start, r.extent, "redirect target box");
+}
+
+template <class T>
 void convolution<T>::backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx,
-                              tensor<T>& dw, tensor<T>* db) {
-    if (engines_->direct) return direct_backward(shape_of(x), x.data(), dy, w, dx, dw, db);
+                              tensor<T>& dw, tensor<T>* db, const dx_redirect<T>* redirect) {
+    if (redirect) check_redirect(shape_of(x), *redirect);
+    if (engines_->direct) return direct_backward(shape_of(x), x.data(), dy, w, dx, dw, db, redirect);
     backward_data(dy, w, shape_of(x), dx);
+    if (redirect)
+        ::distdl::detail::copy_box(dx.data(), shape_of(dx), redirect->start, redirect->target, redirect->target_shape,
+                                   redirect->target_start, redirect->extent, ::distdl::detail::box_op::assign);
     weights_pass(x, dy, dw, db, true);
 }
 
@@ -207,31 +252,44 @@ bool convolution<T>::retains_input() const {
 
 template <class T>
 void convolution<T>::backward_last(const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
-                                   tensor<T>* db) {
+                                   tensor<T>* db, const dx_redirect<T>* redirect) {
     DISTDL_REQUIRE(retains_input() && engines_->forward_shape,
                    "kernels::convolution::backward_last: needs a forward() first on an engine that keeps its input ("
                        << (retains_input() ? "no forward yet" : "this engine does not") << ")");
-    direct_backward(*engines_->forward_shape, nullptr, dy, w, dx, dw, db);
+    if (redirect) check_redirect(*engines_->forward_shape, *redirect);
+    direct_backward(*engines_->forward_shape, nullptr, dy, w, dx, dw, db, redirect);
 }
 
 // Both backward passes on the direct engine, one image of dy at a time (x null: the copy of the
 // last forward's input that the engine holds).
 template <class T>
 void convolution<T>::direct_backward(const shape_t& x_shape, const T* x, const tensor<T>& dy, const tensor<T>& w,
-                                     tensor<T>& dx, tensor<T>& dw, tensor<T>* db) {
+                                     tensor<T>& dx, tensor<T>& dw, tensor<T>* db, const dx_redirect<T>* redirect) {
     check_output_gradient(x_shape, dy);
     check_weight(w, "backward_data");
     check_parameters(dw, db, "backward_weights", "bias gradient");
     if (shape_of(dx) != x_shape) dx.resize(x_shape);
+    const auto copy_redirected = [&] {
+        if (redirect)
+            ::distdl::detail::copy_box(dx.data(), x_shape, redirect->start, redirect->target, redirect->target_shape,
+                                       redirect->target_start, redirect->extent, ::distdl::detail::box_op::assign);
+    };
     if (dy.size() == 0) {  // no output channels or no outputs: nothing reaches y
         std::fill(dx.begin(), dx.end(), T(0));
+        copy_redirected();
         return;
     }
     if constexpr (std::is_same_v<T, float>) {
         apply_thread_policy();
+        // The engine writes the redirected box straight into the target when it spans every
+        // image and channel (always so for a halo window); otherwise it is copied afterwards.
+        std::optional<detail::direct_convolution::dx_redirect> direct_redirect;
+        if (redirect && spans_images_and_channels(x_shape, *redirect))
+            direct_redirect = lift_redirect(x_shape, *redirect);
         engines_->direct->backward(x_shape, x, dy.data(), w.data(), dx.size() > 0 ? dx.data() : nullptr, dw.data(),
-                                   db ? db->data() : nullptr, true);
+                                   db ? db->data() : nullptr, true, direct_redirect ? &*direct_redirect : nullptr);
         engines_->used_direct();
+        if (!direct_redirect) copy_redirected();
     }
 }
 

@@ -65,8 +65,8 @@ bool box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const st
 
 template <class T>
 bool box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
-                              const std::string& problem, bool changed) {
-    return agreed_run(comm, false, dst_like, src_like, op, problem, changed);
+                              const std::string& problem, bool changed, bool self_placed) {
+    return agreed_run(comm, false, dst_like, src_like, op, problem, changed, self_placed);
 }
 
 namespace {
@@ -81,13 +81,15 @@ constexpr int status_tag_offset = 1 << 14;
 
 template <class T>
 bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op,
-                                 const std::string& problem, bool changed) {
+                                 const std::string& problem, bool changed, bool self_placed) {
     const auto go = [&](const std::function<void()>& in_flight, const unsigned* status) {
         if (forward)
             return run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, from, plan_.receives,
-                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, in_flight, status);
+                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, in_flight, status,
+                       self_placed);
         return run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, from, plan_.sends,
-                   send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status);
+                   send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status,
+                   self_placed);
     };
     if (comm.size() > status_in_messages_limit && comm.collectives_are_one_step()) {  // the simulator: one all-reduce while data fly
         bool any_changed = false;
@@ -109,7 +111,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
                               const shape_t& out_shape, const T* out_data, const std::vector<box_transfer>& incoming,
                               const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
                               T* in_data, box_op op, int tag, bool forward, const std::function<void()>& in_flight,
-                              const unsigned* status) {
+                              const unsigned* status, bool self_placed) {
     // Buffer layout: transfer i at its slot's offset plus i (room for an appended status).
     const auto packed = [](std::vector<T>& buffer, const std::vector<slot>& slots) {
         if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count + slots.size());
@@ -206,7 +208,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         status_scope.reset();
     }
     // The self box, while the messages are in flight (it is the first term of every sum).
-    if (plan_.has_self) {
+    if (plan_.has_self && !self_placed) {
         const self_transfer& t = plan_.self;
         if (forward)
             copy_box(out_data, out_shape, t.source_start, in_data, in_shape, t.dest_start, t.extent, box_op::assign);
