@@ -24,7 +24,7 @@ std::size_t lay_out(const std::vector<box_transfer>& list, const shape_t& shape,
         previous = t.peer;
         require_box_inside(shape, t.start, t.extent, what);
         const std::size_t count = volume(t.extent);
-        Slot s{offset, count, box_is_contiguous(shape, t.start, t.extent), box_offset(shape, t.start), false, {}};
+        Slot s{offset, count, false, {}};
         s.strided = make_layout(array_box{shape, t.start, t.extent}, element_size, s.layout, what);
         slots.push_back(s);
         offset += count;
@@ -137,21 +137,21 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
     // moves boxes) unless they are added or carry the status (then into the buffer).
     const bool boxes = comm.moves_boxes();
     const auto strided = [&](const slot& s) {
-        return boxes && !s.contiguous && s.strided && s.layout.run >= strided_min_run_bytes && !appended(s);
+        return boxes && !s.contiguous() && s.strided && s.layout.run >= strided_min_run_bytes && !appended(s);
     };
     const auto in_place = [&](const slot& s) {
-        return op == box_op::assign && !appended(s) && (s.contiguous || strided(s));
+        return op == box_op::assign && !appended(s) && (s.contiguous() || strided(s));
     };
     for (std::size_t i = 0; i < incoming.size(); ++i) {
         const slot& s = in_slots[i];
         if (s.count == 0) continue;
         const int peer = incoming[i].peer;
         const bool app = appended(s);
-        if (in_place(s) && !s.contiguous) {
+        if (in_place(s) && !s.contiguous()) {
             requests_.push_back(comm.irecv_box(static_cast<void*>(in_data), s.layout, dtype_of<T>(), peer, tag));
             continue;
         }
-        T* where = in_place(s) ? in_data + s.flat : packed(in_buffer, in_slots) + s.buffer_offset + i;
+        T* where = in_place(s) ? in_data + s.flat() : packed(in_buffer, in_slots) + s.buffer_offset + i;
         requests_.push_back(comm.irecv(where, s.count + (app ? 1 : 0), peer, tag));
         if (app) has_message_[static_cast<std::size_t>(peer)] |= incoming_status;
     }
@@ -190,8 +190,8 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
             requests_.push_back(comm.isend_box(static_cast<const void*>(out_data), s.layout, dtype_of<T>(), peer, tag));
             continue;
         }
-        const T* from = out_data + s.flat;
-        if (!s.contiguous || app) {
+        const T* from = out_data + s.flat();
+        if (!s.contiguous() || app) {
             T* buffer = packed(out_buffer, out_slots) + s.buffer_offset + i;
             pack_box(out_data, out_shape, outgoing[i].start, outgoing[i].extent, buffer);
             if (app) buffer[s.count] = status_out_;

@@ -109,16 +109,17 @@ class box_exchange {
                  bool changed, bool self_placed = false);
 
   private:
-    // A transfer with its place in the pack buffer of its list and whether it is contiguous
-    // in its local array (then `flat` is the offset of its first element there); `strided`:
-    // its box as a strided message (communicator::isend_box), when it has such a layout.
+    // A transfer with its place in the pack buffer of its list; `strided`: whether its box has
+    // a strided layout (communicator::isend_box; at most strided_layout::max_dims outer
+    // dimensions), from which follow whether it is one contiguous run of its local array and
+    // the offset of its first element there.
     struct slot {
         std::size_t buffer_offset;
         std::size_t count;
-        bool contiguous;
-        std::size_t flat;
         bool strided;
         strided_layout layout;
+        bool contiguous() const { return strided && layout.contiguous(); }
+        std::size_t flat() const { return layout.offset / sizeof(T); }
     };
 
     // One direction of the plan. `status`, when given, is this worker's status word, sent
