@@ -72,6 +72,7 @@ struct halo_exchange<T>::state {
     // receives: each peer's owned box ∩ my window; self: my owned box ∩ my window).
     std::optional<detail::box_exchange<T>> exchange;
     std::vector<T> zeros;  // what a worker with a wrong argument sends (allocated only then)
+    const T* kept_window = nullptr;  // forward_kept: the window whose padding is zero
 
     const T* stand_in(std::size_t count) {
         if (zeros.size() < count) zeros.assign(count, T(0));
@@ -272,22 +273,68 @@ std::string shape_problem(const tensor<T>& arg, const shape_t& expected, int me,
 // messages (from zeros), so nobody waits.
 template <class T>
 void halo_exchange<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
+    state_->kept_window = nullptr;
+    run_forward(x, y, true);
+}
+
+template <class T>
+void halo_exchange<T>::forward_kept(const tensor<T>& x, tensor<T>& window) {
+    auto& st = *state_;
+    // The window's padding is still zero when it is the very tensor zeroed last time.
+    const bool same = st.kept_window == window.data() && shape_of(window) == st.window_shape;
+    run_forward(x, window, !same);
+    st.kept_window = st.P_x.active() ? window.data() : nullptr;
+}
+
+template <class T>
+void halo_exchange<T>::run_forward(const tensor<T>& x, tensor<T>& y, bool fill_padding) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
     if (!st.P_x.active()) return idle_call(st.P_x, x, y, "HaloExchange");
     communicator& comm = *st.P_x.comm();
     const std::string problem = shape_problem(x, st.owned_shape, st.me, st.P_x, st.global_shape, "HaloExchange");
+    if (shape_of(y) != st.window_shape) fill_padding = true;  // (re)allocated below
     detail::prepare_output(y, st.window_shape);
     // Only the padding is zeroed: every element inside [0, n) arrives from its owner.
-    detail::fill_outside_box(y.data(), st.window_shape, st.inside_start, st.inside_extent, T(0));
+    if (fill_padding) detail::fill_outside_box(y.data(), st.window_shape, st.inside_start, st.inside_extent, T(0));
     const T* src = problem.empty() ? x.data() : st.stand_in(volume(st.owned_shape));
-    st.exchange->forward(comm, src, y.data(), problem, false);
+    try {
+        st.exchange->forward(comm, src, y.data(), problem, false);
+    } catch (...) {
+        st.kept_window = nullptr;  // the window may hold anything now
+        throw;
+    }
+}
+
+template <class T>
+bool halo_exchange<T>::own_part(shape_t& window_start, shape_t& piece_start, shape_t& extent) const {
+    if (!state_->P_x.active() || !state_->exchange->plan().has_self) return false;
+    const auto& self = state_->exchange->plan().self;
+    window_start = self.dest_start;
+    piece_start = self.source_start;
+    extent = self.extent;
+    return true;
 }
 
 // The reverse of forward: ghost values go back to their owners and are added there, after
 // this worker's own part, in rank order (the same rounding on every transport and run).
 template <class T>
 void halo_exchange<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
+    run_adjoint(dy, dx, false);
+}
+
+template <class T>
+void halo_exchange<T>::adjoint_own_part_placed(const tensor<T>& dy, tensor<T>& dx) {
+    auto& st = *state_;
+    if (st.P_x.active())
+        DISTDL_REQUIRE(shape_of(dx) == st.owned_shape, "HaloExchange adjoint_own_part_placed: dx of shape "
+                                                            << format_list(shape_of(dx)) << ", expected the piece's "
+                                                            << format_list(st.owned_shape));
+    run_adjoint(dy, dx, true);
+}
+
+template <class T>
+void halo_exchange<T>::run_adjoint(const tensor<T>& dy, tensor<T>& dx, bool own_part_placed) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
     if (!st.P_x.active()) return idle_call(st.P_x, dy, dx, "HaloExchange adjoint");
@@ -302,7 +349,7 @@ void halo_exchange<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     else
         std::fill(dx.data(), dx.data() + dx.size(), T(0));
     const T* src = problem.empty() ? dy.data() : st.stand_in(volume(st.window_shape));
-    st.exchange->reverse(comm, src, dx.data(), detail::box_op::add, problem, false);
+    st.exchange->reverse(comm, src, dx.data(), detail::box_op::add, problem, false, own_part_placed);
 }
 
 template class halo_exchange<float>;

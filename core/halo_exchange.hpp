@@ -30,6 +30,24 @@ class halo_exchange : public module<T> {
     // global_shape: the global input shape (rank == dim(P_x)).
     halo_exchange(const cartesian_partition& P_x, shape_t global_shape, kernel_geometry geometry);
     ~halo_exchange() override;
+
+    // For a caller that keeps its window to itself between calls (the convolution layers), so
+    // that no copy and no fill serves only the distribution:
+    //   forward_kept(x, window)      forward(x, window), except that the padding is zeroed
+    //                                only when the window is (re)allocated or is not the tensor
+    //                                of the last forward_kept (by address and shape): the
+    //                                caller must not write into the window in between.
+    //   own_part(...)                the box of the window that this worker's own piece fills:
+    //                                false when there is none; else its start in the window,
+    //                                its start in the piece and its extent.
+    //   adjoint_own_part_placed(dy, dx)  adjoint(dy, dx) where the caller has already put dy's
+    //                                own part into dx (of the piece's shape; own_part's box):
+    //                                that part of dy is not read, the rest of dx is zeroed and
+    //                                the peers' parts are added as adjoint() does (the same bits).
+    void forward_kept(const tensor<T>& x, tensor<T>& window);
+    bool own_part(shape_t& window_start, shape_t& piece_start, shape_t& extent) const;
+    void adjoint_own_part_placed(const tensor<T>& dy, tensor<T>& dx);
+
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override;
     void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;
@@ -37,6 +55,8 @@ class halo_exchange : public module<T> {
   private:
     struct state;
     std::unique_ptr<state> state_;
+    void run_forward(const tensor<T>& x, tensor<T>& y, bool fill_padding);
+    void run_adjoint(const tensor<T>& dy, tensor<T>& dx, bool own_part_placed);
 };
 
 }  // namespace distdl

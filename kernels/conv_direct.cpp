@@ -63,7 +63,13 @@ struct image_pass {
     idx C_in = 0, C_out = 0, m_h = 0, m_w = 0, k_h = 0, k_w = 0;
     const float* packed = nullptr;  // pack_weights
     const float* bias = nullptr;    // C_out, or null
-    float* out = nullptr;           // C_out × m_h × m_w
+    float* out = nullptr;           // C_out planes of out_plane floats: m_h rows of out_stride (m_w of them out)
+    idx out_plane = 0, out_stride = 0;
+    // Backward data with a redirect (direct_convolution::dx_redirect, at this image): those rows
+    // go through `scratch` (C_out rows of m_w).
+    const direct_convolution::dx_redirect* redirect = nullptr;
+    float* redirect_target = nullptr;
+    float* scratch = nullptr;
 };
 
 // The backward-weights pass over one image: sums[c, ky, kx, o] += in[c, i + ky, j + kx] · dy[o, i, j]
@@ -114,7 +120,7 @@ DISTDL_AVX512 void forward_tile(const image_pass& p, const float* in, const floa
                 }
             }
         }
-    const idx out_plane = p.m_h * p.m_w;
+    const idx out_plane = p.out_plane;
 #pragma GCC unroll 8
     for (int o = 0; o < OCB; ++o) {
 #pragma GCC unroll 4
@@ -131,7 +137,7 @@ DISTDL_AVX512 void forward_row(const image_pass& p, idx i, idx oc0) {
     const float* in = p.in + i * p.in_stride;
     const float* w = p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8;
     const float* bias = p.bias ? p.bias + oc0 : nullptr;
-    float* out = p.out + (oc0 * p.m_h + i) * p.m_w;
+    float* out = p.out + oc0 * p.out_plane + i * p.out_stride;
     idx j = 0;
     for (; j + 16 * NV <= p.m_w; j += 16 * NV) forward_tile<OCB, NV>(p, in + j, w, bias, out + j, 0xFFFF);
     for (; j < p.m_w; j += 16) forward_tile<OCB, 1>(p, in + j, w, bias, out + j, first_lanes(p.m_w - j));
@@ -142,9 +148,26 @@ constexpr row_kernel row_kernels[8] = {forward_row<1>, forward_row<2>, forward_r
                                        forward_row<5>, forward_row<6>, forward_row<7>, forward_row<8>};
 
 // Row by row (the rows one output row reads stay in L1 for every block of output channels).
+// A redirected row is computed into the scratch row, then split between out and the target.
 void forward_image(const image_pass& p) {
-    for (idx i = 0; i < p.m_h; ++i)
-        for (idx oc0 = 0; oc0 < p.C_out; oc0 += 8) row_kernels[std::min<idx>(8, p.C_out - oc0) - 1](p, i, oc0);
+    const auto* r = p.redirect;
+    image_pass into_scratch = p;
+    into_scratch.out = p.scratch, into_scratch.out_plane = p.m_w, into_scratch.out_stride = 0;
+    for (idx i = 0; i < p.m_h; ++i) {
+        const bool redirected = r != nullptr && i >= r->row0 && i < r->row0 + r->rows;
+        const image_pass& q = redirected ? into_scratch : p;
+        for (idx oc0 = 0; oc0 < p.C_out; oc0 += 8) row_kernels[std::min<idx>(8, p.C_out - oc0) - 1](q, i, oc0);
+        if (!redirected) continue;
+        for (idx o = 0; o < p.C_out; ++o) {
+            const float* row = p.scratch + o * p.m_w;
+            float* out = p.out + o * p.out_plane + i * p.out_stride;
+            std::memcpy(out, row, std::size_t(r->col0) * sizeof(float));
+            std::memcpy(p.redirect_target + o * r->plane + (i - r->row0) * r->stride, row + r->col0,
+                        std::size_t(r->cols) * sizeof(float));
+            const idx tail = r->col0 + r->cols;
+            std::memcpy(out + tail, row + tail, std::size_t(p.m_w - tail) * sizeof(float));
+        }
+    }
 }
 
 template <int OCB, int KXB, bool MASKED>
@@ -350,6 +373,7 @@ void direct_convolution::forward(const shape_t& x_shape, const float* x, const f
     const plane_problem c = lift_to_plane(g_, x_shape);
     pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, false, packed_);
     image_pass p{nullptr, c.L_h * c.L_w, c.L_w, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w, packed_.data(), b, nullptr};
+    p.out_plane = c.m_h * c.m_w, p.out_stride = c.m_w;
     x_held_ = false;
     if (pads_) p.in_stride = prepare_padded_x(x_pad_, c), p.in_plane = x_pad_.plane();
     for (idx n = 0; n < c.N; ++n) {
@@ -363,21 +387,22 @@ void direct_convolution::forward(const shape_t& x_shape, const float* x, const f
 }
 
 void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx) {
-    passes(x_shape, nullptr, dy, w, dx, nullptr, nullptr, true, false, false);
+    passes(x_shape, nullptr, dy, w, dx, nullptr, nullptr, true, false, false, nullptr);
 }
 
 void direct_convolution::backward_weights(const shape_t& x_shape, const float* x, const float* dy, float* dw,
                                           float* db) {
-    passes(x_shape, x, dy, nullptr, nullptr, dw, db, false, true, false);
+    passes(x_shape, x, dy, nullptr, nullptr, dw, db, false, true, false, nullptr);
 }
 
 void direct_convolution::backward(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx,
-                                  float* dw, float* db, bool reuse_x) {
-    passes(x_shape, x, dy, w, dx, dw, db, dx != nullptr, true, reuse_x);
+                                  float* dw, float* db, bool reuse_x, const dx_redirect* redirect) {
+    passes(x_shape, x, dy, w, dx, dw, db, dx != nullptr, true, reuse_x, redirect);
 }
 
 void direct_convolution::passes(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx,
-                                float* dw, float* db, bool data_pass, bool weights, bool reuse_x) {
+                                float* dw, float* db, bool data_pass, bool weights, bool reuse_x,
+                                const dx_redirect* redirect) {
     const plane_problem c = lift_to_plane(g_, x_shape);
     const idx taps = c.k_h * c.k_w;
     const padded_dy_layout l = prepare_padded_dy(dy_pad_, c);
@@ -396,9 +421,15 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
                  nullptr,
                  nullptr,
                  nullptr};
+    p.out_plane = c.L_h * c.L_w, p.out_stride = c.L_w;
     if (data_pass) {
         pack_weights(w, c.C_out, c.C_in, taps, true, packed_);
         p.packed = packed_.data();
+        if (redirect && redirect->rows > 0 && redirect->cols > 0) {
+            p.redirect = redirect;
+            row_scratch_.resize(std::size_t(c.C_in * c.L_w));
+            p.scratch = row_scratch_.data();
+        }
     }
 
     // Backward weights: x's padded copy (the forward's, when it holds this x; x in place without
@@ -426,6 +457,7 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
                   dy_pad_.data.data() + l.pad_h * l.stride + l.lead, bias_sums);
         if (data_pass) {
             p.out = dx + n * c.C_in * c.L_h * c.L_w;
+            if (p.redirect) p.redirect_target = redirect->target + n * redirect->image;
             forward_image(p);
         }
         if (weights && c.C_in > 0) {

@@ -30,6 +30,17 @@ namespace distdl::kernels::detail {
 
 class direct_convolution {
   public:
+    // Where the backward-data pass writes part of dx instead (backward with a redirect): rows
+    // row0 … row0 + rows − 1 and columns col0 … col0 + cols − 1 of every plane of dx (1-d: row
+    // 0) go to target + n·image + c·plane + (row − row0)·stride + (column − col0); dx's own
+    // elements there are left unwritten. The rows are computed into a scratch row and copied
+    // out from there (in L1), so the target costs no pass over memory.
+    struct dx_redirect {
+        std::ptrdiff_t row0 = 0, rows = 0, col0 = 0, cols = 0;
+        float* target = nullptr;
+        std::ptrdiff_t image = 0, plane = 0, stride = 0;
+    };
+
     // Whether this CPU has the instruction set of the kernels (AVX-512F).
     static bool cpu_supported();
     // Whether the engine can run this normalized geometry here: 1 or 2 spatial dimensions,
@@ -52,7 +63,7 @@ class direct_convolution {
     // x (the same address and shape; x null: whatever address) and x is unchanged since, its
     // padded copy serves and x is not read; otherwise x (not null) is copied again.
     void backward(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx, float* dw,
-                  float* db, bool reuse_x);
+                  float* db, bool reuse_x, const dx_redirect* redirect = nullptr);
     // Whether the padded copy of the last forward's input (of this shape; at this address unless
     // x is null) is still held.
     bool holds_input(const shape_t& x_shape, const float* x) const;
@@ -88,13 +99,14 @@ class direct_convolution {
 
   private:
     void passes(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx, float* dw,
-                float* db, bool data_pass, bool weights, bool reuse_x);
+                float* db, bool data_pass, bool weights, bool reuse_x, const dx_redirect* redirect);
 
     conv_geometry g_;
     bool pads_ = false;  // some padding: x is read through its padded copy (else in place)
     padded_image x_pad_, dy_pad_;
     std::vector<float> packed_;        // weights as the forward kernel reads them
     aligned_floats partial_sums_;      // backward weights: 16 lanes per weight
+    std::vector<float> row_scratch_;   // backward data with a redirect: one output row per channel
     // What x_pad_ holds: the input of the last forward (or of a backward that copied x).
     bool x_held_ = false;
     shape_t x_held_shape_;

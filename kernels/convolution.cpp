@@ -4,6 +4,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/detail/box_copy.hpp"
 #include "kernels/conv_direct.hpp"
 #include "kernels/conv_im2col.hpp"
 #include "kernels/conv_onednn.hpp"
@@ -22,12 +23,58 @@ namespace {
 //   4->4 256x256 6.0 vs 18.7;  24->24 128x128 34 vs 54;  32->8 128x128 17.5 vs 31;
 //   8->32 128x128 18 vs 27;  8->8 5x5 128x128 9.7 vs 21.5;  8->8 1x1 256x256 10.5 vs 21.6;
 //   8->8 30x30 0.28 vs 0.43;  8->8 64x20 0.60 vs 0.60.
-// Multiples of 16 stay on oneDNN (16->16 256x256 71 vs 83 but 130x130 19.5 vs 18.8; 32->32
-// 128x128 62 vs 60; 48->48 64x64 34 vs 30; 64->48 64x64 47 vs 41; 64->64 32x32 18 vs 13).
+// Multiples of 16: 16->16 takes the direct engine when the output rows are long and fill whole
+// vectors of 16 (width >= 96, at most 5% of the lanes of a row's vectors idle), known from the
+// input shape given at construction (without it, oneDNN: at most 20% slower). Measured (the same
+// conditions, 3x3, padding 0 | 1, output width = input width - 2 | input width):
+//   16->16 130x130 14.9 vs 18.8 | 19.2 vs 18.4 (130 outputs: the last vector of each row holds 2);
+//          192x192 34.6 vs 41.3 | 37.6 vs 45.5;  256x256 64.9 vs 79.2 | 65.8 vs 82.7;
+//          256x512 142 vs 152 | 143 vs 165;  64x64 4.0 vs 3.9 | 3.7 vs 4.2;  32x32 1.05 vs 0.88 | 0.96 vs 0.99.
+// Other multiples of 16 stay on oneDNN: with 32 channels on either side the direct engine is at
+// best 5-15% faster (192x192, 256x256), as slow at 256x512 and 20-45% slower at 32x32 and 64x64:
+//   16->32 256x256 131 vs 143 | 128 vs 146, 256x512 279 vs 273 | 288 vs 295, 64x64 10.7 vs 7.3;
+//   32->16 256x256 128 vs 142 | 130 vs 147, 256x512 282 vs 283;  32->32 256x256 234 vs 251 |
+//   239 vs 265, 256x512 510 vs 492 | 526 vs 519, 32x32 6.6 vs 4.6;  48->48 64x64 34 vs 30;
+//   64->48 64x64 47 vs 41;  64->64 32x32 18 vs 13.
 // 1-d runs on the same kernels (one row) but was not measured against oneDNN.
-bool direct_is_faster(const conv_geometry& g) {
-    return g.kernel_size.size() == 2 && (g.in_channels % 16 != 0 || g.out_channels % 16 != 0) &&
-           g.in_channels <= 32 && g.out_channels <= 32;
+bool direct_is_faster(const conv_geometry& g, const shape_t& planned_x_shape) {
+    if (g.kernel_size.size() != 2 || g.in_channels > 32 || g.out_channels > 32) return false;
+    if (g.in_channels % 16 != 0 || g.out_channels % 16 != 0) return true;
+    if (g.in_channels != 16 || g.out_channels != 16) return false;
+    if (planned_x_shape.size() != 4) return false;  // not known: oneDNN, which never loses by much
+    // Output width at stride 1 (the direct engine's; at other strides it does not run anyway).
+    const std::size_t padded = planned_x_shape[3] + 2 * g.padding[1], span = g.dilation[1] * (g.kernel_size[1] - 1) + 1;
+    const std::size_t width = padded >= span ? padded - span + 1 : 0;
+    const std::size_t lanes = (width + 15) / 16 * 16;
+    return width >= 96 && (lanes - width) * 20 <= width;
+}
+
+void detail_box_inside(const shape_t& shape, const shape_t& start, const shape_t& extent, const char* what) {
+    ::distdl::detail::require_box_inside(shape, start, extent, what);
+}
+
+template <class T>
+bool spans_images_and_channels(const shape_t& x_shape, const dx_redirect<T>& r) {
+    return r.start[0] == 0 && r.start[1] == 0 && r.extent[0] == x_shape[0] && r.extent[1] == x_shape[1] &&
+           x_shape.size() <= 4;
+}
+
+// The redirect in the direct engine's terms (1-d: one row); requires spans_images_and_channels.
+template <class T>
+detail::direct_convolution::dx_redirect lift_redirect(const shape_t& x_shape, const dx_redirect<T>& r) {
+    using idx = std::ptrdiff_t;
+    detail::direct_convolution::dx_redirect d;
+    const std::size_t w = x_shape.size() - 1;
+    const shape_t& ts = r.target_shape;
+    d.col0 = idx(r.start[w]), d.cols = idx(r.extent[w]);
+    d.row0 = w == 3 ? idx(r.start[2]) : 0;
+    d.rows = w == 3 ? idx(r.extent[2]) : 1;
+    d.stride = idx(ts[w]);
+    d.plane = w == 3 ? idx(ts[2] * ts[3]) : idx(ts[2]);
+    d.image = idx(ts[1]) * d.plane;
+    if constexpr (std::is_same_v<T, float>)
+        d.target = r.target + ::distdl::detail::box_offset(ts, r.target_start);
+    return d;
 }
 
 }  // namespace
@@ -54,10 +101,10 @@ const std::string& convolution<T>::last_engine() const {
 }
 
 template <class T>
-convolution<T>::convolution(const conv_geometry& geometry, conv_engine engine)
+convolution<T>::convolution(const conv_geometry& geometry, conv_engine engine, const shape_t& planned_x_shape)
     : g_(normalized(geometry)), engine_(engine), engines_(std::make_unique<engines>()) {
     if (!std::is_same_v<T, float> || engine_ == conv_engine::im2col) return;
-    const bool direct = engine_ == conv_engine::direct || (engine_ == conv_engine::automatic && direct_is_faster(g_));
+    const bool direct = engine_ == conv_engine::direct || (engine_ == conv_engine::automatic && direct_is_faster(g_, planned_x_shape));
     if (direct && detail::direct_convolution::supports(g_))
         engines_->direct = std::make_unique<detail::direct_convolution>(g_);
     else
@@ -175,10 +222,26 @@ void convolution<T>::backward_weights(const tensor<T>& x, const tensor<T>& dy, t
 }
 
 template <class T>
+void convolution<T>::check_redirect(const shape_t& x_shape, const dx_redirect<T>& r) const {
+    DISTDL_REQUIRE(r.start.size() == x_shape.size() && r.extent.size() == x_shape.size() &&
+                       r.target_shape.size() == x_shape.size() && r.target_start.size() == x_shape.size() &&
+                       (r.target != nullptr || volume(r.extent) == 0),
+                   "kernels::convolution::backward: a dx redirect needs start, extent, target shape and target start "
+                   "of rank "
+                       << x_shape.size() << " and a target");
+    detail_box_inside(x_shape, r.start, r.extent, "redirected box of dx");
+    detail_box_inside(r.target_shape, r.target_start, r.extent, "redirect target box");
+}
+
+template <class T>
 void convolution<T>::backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx,
-                              tensor<T>& dw, tensor<T>* db) {
-    if (engines_->direct) return direct_backward(shape_of(x), x.data(), dy, w, dx, dw, db);
+                              tensor<T>& dw, tensor<T>* db, const dx_redirect<T>* redirect) {
+    if (redirect) check_redirect(shape_of(x), *redirect);
+    if (engines_->direct) return direct_backward(shape_of(x), x.data(), dy, w, dx, dw, db, redirect);
     backward_data(dy, w, shape_of(x), dx);
+    if (redirect)
+        ::distdl::detail::copy_box(dx.data(), shape_of(dx), redirect->start, redirect->target, redirect->target_shape,
+                                   redirect->target_start, redirect->extent, ::distdl::detail::box_op::assign);
     weights_pass(x, dy, dw, db, true);
 }
 
@@ -189,31 +252,44 @@ bool convolution<T>::retains_input() const {
 
 template <class T>
 void convolution<T>::backward_last(const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
-                                   tensor<T>* db) {
+                                   tensor<T>* db, const dx_redirect<T>* redirect) {
     DISTDL_REQUIRE(retains_input() && engines_->forward_shape,
                    "kernels::convolution::backward_last: needs a forward() first on an engine that keeps its input ("
                        << (retains_input() ? "no forward yet" : "this engine does not") << ")");
-    direct_backward(*engines_->forward_shape, nullptr, dy, w, dx, dw, db);
+    if (redirect) check_redirect(*engines_->forward_shape, *redirect);
+    direct_backward(*engines_->forward_shape, nullptr, dy, w, dx, dw, db, redirect);
 }
 
 // Both backward passes on the direct engine, one image of dy at a time (x null: the copy of the
 // last forward's input that the engine holds).
 template <class T>
 void convolution<T>::direct_backward(const shape_t& x_shape, const T* x, const tensor<T>& dy, const tensor<T>& w,
-                                     tensor<T>& dx, tensor<T>& dw, tensor<T>* db) {
+                                     tensor<T>& dx, tensor<T>& dw, tensor<T>* db, const dx_redirect<T>* redirect) {
     check_output_gradient(x_shape, dy);
     check_weight(w, "backward_data");
     check_parameters(dw, db, "backward_weights", "bias gradient");
     if (shape_of(dx) != x_shape) dx.resize(x_shape);
+    const auto copy_redirected = [&] {
+        if (redirect)
+            ::distdl::detail::copy_box(dx.data(), x_shape, redirect->start, redirect->target, redirect->target_shape,
+                                       redirect->target_start, redirect->extent, ::distdl::detail::box_op::assign);
+    };
     if (dy.size() == 0) {  // no output channels or no outputs: nothing reaches y
         std::fill(dx.begin(), dx.end(), T(0));
+        copy_redirected();
         return;
     }
     if constexpr (std::is_same_v<T, float>) {
         apply_thread_policy();
+        // The engine writes the redirected box straight into the target when it spans every
+        // image and channel (always so for a halo window); otherwise it is copied afterwards.
+        std::optional<detail::direct_convolution::dx_redirect> direct_redirect;
+        if (redirect && spans_images_and_channels(x_shape, *redirect))
+            direct_redirect = lift_redirect(x_shape, *redirect);
         engines_->direct->backward(x_shape, x, dy.data(), w.data(), dx.size() > 0 ? dx.data() : nullptr, dw.data(),
-                                   db ? db->data() : nullptr, true);
+                                   db ? db->data() : nullptr, true, direct_redirect ? &*direct_redirect : nullptr);
         engines_->used_direct();
+        if (!direct_redirect) copy_redirected();
     }
 }
 

@@ -20,11 +20,14 @@
 //                                    as backward_data + backward_weights)
 //   backward_last(dy, w, dx, dw, db) the same for the last forward's x, from this object's own
 //                                    copy of it (only where retains_input(): the direct engine)
+//   both take an optional dx_redirect: a box of dx delivered into another array instead
 // b / db are null exactly when the geometry has no bias.
 //
 // Engines: float32 2-d convolutions with stride 1 and dilation 1 whose channel counts are narrow
-// and not both multiples of 16 run on the direct engine (kernels/conv_direct.hpp: AVX-512, where
-// the CPU has it; the rule and its measurements are in convolution.cpp). Other float32 runs on
+// and not both multiples of 16, and 16 -> 16 on long output rows (known from the planned input
+// shape given at construction), run on the direct engine
+// (kernels/conv_direct.hpp: AVX-512, where the CPU has it; the rule and its measurements are in
+// convolution.cpp). The engine is chosen once, at construction. Other float32 runs on
 // oneDNN in its blocked layouts (channels-last when blocking would pad
 // the channels: kernels/conv_onednn.hpp), with primitives, reorders and
 // buffers cached per input shape inside the object; float64, and the float32 passes for which
@@ -49,10 +52,25 @@ enum class conv_engine {
     onednn,     // float32: oneDNN where it is fast, im2col + BLAS otherwise (tests, benchmarks)
 };
 
+// Where backward() delivers part of dx elsewhere (e.g. a window gradient whose middle is the
+// caller's own piece): the box of dx at `start` of `extent` (every dimension: images, channels,
+// spatial) goes into `target`, an array of `target_shape`, at `target_start`; dx's elements in
+// that box are then unspecified. The same values as without it, bit for bit; on the direct
+// engine they go straight there (no extra pass over memory), elsewhere they are copied.
+template <class T>
+struct dx_redirect {
+    shape_t start, extent;
+    T* target = nullptr;
+    shape_t target_shape, target_start;
+};
+
 template <class T>
 class convolution {
   public:
-    explicit convolution(const conv_geometry& geometry, conv_engine engine = conv_engine::automatic);
+    // planned_x_shape: the input shape the object will mostly see (empty: not known); only
+    // conv_engine::automatic reads it, to choose the engine (any shape still runs on any engine).
+    explicit convolution(const conv_geometry& geometry, conv_engine engine = conv_engine::automatic,
+                         const shape_t& planned_x_shape = {});
     ~convolution();
     convolution(convolution&&) noexcept;
     convolution& operator=(convolution&&) noexcept;
@@ -68,13 +86,14 @@ class convolution {
     // the very tensor of this object's last forward, that forward's converted copy of x is reused
     // (recognised by address): x must not have been modified since that forward.
     void backward(const tensor<T>& x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw,
-                  tensor<T>* db);
+                  tensor<T>* db, const dx_redirect<T>* redirect = nullptr);
     // Whether this object keeps its own copy of each forward's input (the direct engine does:
     // its padded images), so that backward_last() needs no x.
     bool retains_input() const;
     // backward(x, dy, ...) for the x of this object's last forward(), from the copy it kept
     // (retains_input() must be true): the caller need not keep x, nor leave it unchanged.
-    void backward_last(const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw, tensor<T>* db);
+    void backward_last(const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw, tensor<T>* db,
+                       const dx_redirect<T>* redirect = nullptr);
 
     // Which engine ran the last pass: "direct:avx512", "onednn:<oneDNN implementation>" or
     // "im2col" (diagnostics).
@@ -87,7 +106,8 @@ class convolution {
     void check_output_gradient(const shape_t& x_shape, const tensor<T>& dy) const;
     void weights_pass(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db, bool reuse_converted);
     void direct_backward(const shape_t& x_shape, const T* x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx,
-                         tensor<T>& dw, tensor<T>* db);
+                         tensor<T>& dw, tensor<T>* db, const dx_redirect<T>* redirect);
+    void check_redirect(const shape_t& x_shape, const dx_redirect<T>& redirect) const;
 
     conv_geometry g_;
     conv_engine engine_;

@@ -8,6 +8,7 @@
 #include "core/broadcast.hpp"
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
+#include "core/detail/box_copy.hpp"
 #include "core/detail/call_status.hpp"
 #include "core/detail/layer_workers.hpp"
 #include "core/detail/output.hpp"
@@ -134,7 +135,8 @@ struct general_conv<T>::state {
     shape_t empty_batch_window() const;
     shape_t local_output_shape(const tensor<T>& xin) const;
     void local_forward(const tensor<T>& xin, tensor<T>& out);
-    void local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out);
+    void local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out,
+                        const kernels::dx_redirect<T>* redirect = nullptr);
     void pack(const tensor<T>& a, const tensor<T>* b);
     void unpack(const tensor<T>& flat, tensor<T>& a, tensor<T>* b) const;
 };
@@ -253,7 +255,24 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     for (std::size_t e = 0; e < dims; ++e)
         if (halo_dim[e]) g.padding[e] = 0;  // the window holds its padding
     g.bias = uses_bias;
-    kernel = std::make_unique<kernels::convolution<T>>(g);
+    // With input_shape given, this worker's window shape (the kernel's engine depends on it).
+    shape_t planned_window;
+    if (spec.input_shape) {
+        const shape_t& global = *spec.input_shape;
+        planned_window = {global[0], in_block};
+        for (std::size_t e = 0; e < dims; ++e) {
+            const std::size_t n = global[2 + e];
+            if (!halo_dim[e]) {
+                planned_window.push_back(n);
+                continue;
+            }
+            const std::size_t k = spec.kernel_size[e], s = spec.stride[e], dil = spec.dilation[e];
+            const std::size_t m = kernel_output_length(n, k, s, spec.padding[e], dil);
+            const std::size_t a = balanced_start(m, w_grid[2 + e], at[2 + e]), b = balanced_stop(m, w_grid[2 + e], at[2 + e]);
+            planned_window.push_back(b > a ? s * (b - 1 - a) + dil * (k - 1) + 1 : 0);
+        }
+    }
+    kernel = std::make_unique<kernels::convolution<T>>(g, kernels::conv_engine::automatic, planned_window);
     kernel_keeps_x = kernel->retains_input();
 }
 
@@ -363,7 +382,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         std::string problem = check_given_piece(x);
         if (halo) {  // its per-call status refuses a piece off the plan on every P_x worker
             try {
-                halo->forward(problem.empty() ? x : marker, x_hat);
+                halo->forward_kept(problem.empty() ? x : marker, x_hat);
                 return {};
             } catch (const invalid_argument&) {
                 refused = true;  // the reason: this worker's, or (empty) another's, told in refuse()
@@ -381,7 +400,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         // The halo exchange notices (on every P_x worker) any piece that differs from its plan.
         if (halo) {
             try {
-                halo->forward(x, x_hat);
+                halo->forward_kept(x, x_hat);
                 return {};
             } catch (const invalid_argument&) {
             }
@@ -389,7 +408,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         const std::string problem = agree_on_layout(x);
         refused = !problem.empty();
         if (!problem.empty()) return problem;
-        if (halo) halo->forward(x, x_hat);
+        if (halo) halo->forward_kept(x, x_hat);
         else detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
         return {};
     }
@@ -482,18 +501,21 @@ void general_conv<T>::state::local_forward(const tensor<T>& xin, tensor<T>& out)
 // `xin` (untouched since: the kernel reuses its converted copy), or null when the kernel keeps
 // its own copy.
 template <class T>
-void general_conv<T>::state::local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out) {
+void general_conv<T>::state::local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out,
+                                            const kernels::dx_redirect<T>* redirect) {
     dw_partial.fill(T(0));
     db_partial.fill(T(0));
     if (dy.size() == 0) {  // nothing reaches y: no gradient
         detail::prepare_output(dx_out, window_shape);
         dx_out.fill(T(0));
+        if (redirect)
+            detail::fill_box(redirect->target, redirect->target_shape, redirect->target_start, redirect->extent, T(0));
         return;
     }
     const tensor<T>& w = param_identity ? weight.value : w_use;
     tensor<T>* db = uses_bias ? &db_partial : nullptr;
-    if (xin) kernel->backward(*xin, dy, w, dx_out, dw_partial, db);
-    else kernel->backward_last(dy, w, dx_out, dw_partial, db);
+    if (xin) kernel->backward(*xin, dy, w, dx_out, dw_partial, db, redirect);
+    else kernel->backward_last(dy, w, dx_out, dw_partial, db, redirect);
 }
 
 template <class T>
@@ -695,8 +717,10 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     // the caller's buffer is reused from call to call).
     const bool window_is_dx = !st.any_halo && st.P_x.active();
 
-    // Local backward.
-    bool upstream_refused = false;
+    // Local backward. With a halo and the window on this very worker, the part of the window
+    // gradient that is this worker's own piece goes straight into dx (no copy in the halo's
+    // adjoint).
+    bool upstream_refused = false, own_part_placed = false;
     tensor<T>* dx_contribution = &st.empty;
     if (st.P_w.active()) {
         if (st.is_marker(*dyp)) {
@@ -704,8 +728,16 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             dx_contribution = &st.marker;
         } else {
             dx_contribution = window_is_dx && !st.share_x ? &dx : &st.dx_partial;
+            kernels::dx_redirect<T> own;
+            if (st.halo && !st.share_x && st.P_x.active() &&
+                st.halo->own_part(own.start, own.target_start, own.extent)) {
+                detail::prepare_output(dx, st.own_x_shape);
+                own.target = dx.data();
+                own.target_shape = st.own_x_shape;
+                own_part_placed = true;
+            }
             st.local_backward(st.kernel_keeps_x ? nullptr : st.share_x ? &st.x_piece : &st.x_hat, *dyp,
-                              *dx_contribution);
+                              *dx_contribution, own_part_placed ? &own : nullptr);
         }
     }
 
@@ -726,7 +758,9 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
         if (st.any_halo) {
             // Every P_x worker takes part; a marker is refused on all of them together.
             try {
-                if (st.halo) {
+                if (st.halo && own_part_placed && !upstream_refused) {
+                    st.halo->adjoint_own_part_placed(*dx_window, dx);
+                } else if (st.halo) {
                     st.halo->adjoint(upstream_refused ? st.marker : *dx_window, dx);
                 } else {  // batch 0: no exchange, but the same agreement on a refusal
                     detail::agree_on_call(*st.P_x.comm(), upstream_refused ? "refused" : "", false);

@@ -1,9 +1,9 @@
 // The distributed convolutions on 4 simulated workers against the serial kernel on the whole
 // problem in one thread: x 8 x 16 x 256 x 256 float32, 16 -> 16 channels, 3x3, padding 1,
 // one forward + one adjoint (input, weight and bias gradients) per iteration.
-//   conv_serial/0       kernels::convolution on the whole tensor, engine automatic (the baseline)
-//   conv_serial/1       the same with the direct engine forced (faster on this whole problem
-//                       on AVX-512, so the layers' ratios are also worth reading against it)
+//   conv_serial/0       kernels::convolution on the whole tensor, engine automatic, told the
+//                       input shape (the baseline: the direct engine on AVX-512, the fastest here)
+//   conv_serial/1       the same with oneDNN forced (for comparison)
 //   feature_conv_2x2    FeatureConv2d, P_x 1x1x2x2
 //   channel_conv_2x2    ChannelConv2d, P_x 1x2x1x1, P_y 1x2x1x1, P_w 2x2x1x1
 //   general_conv_2x2    GeneralConv2d, P_x 1x2x2x1, P_y 1x1x2x1, P_w 1x2x2x1
@@ -60,9 +60,10 @@ void conv_serial(benchmark::State& state) {
     const auto spec = distdl::normalize_conv_options("Conv2d", 2, channels, channels, layer_options);
     const auto model = distdl::conv_initial_parameters<float>(spec);
     distdl::kernels::conv_geometry g{channels, channels, {3, 3}, {1, 1}, {1, 1}, {1, 1}, true};
-    const auto engine = state.range(0) ? distdl::kernels::conv_engine::direct : distdl::kernels::conv_engine::automatic;
-    distdl::kernels::convolution<float> kernel(g, engine);
-    const auto x = filled({batch, channels, height, width}), dy = filled({batch, channels, height, width});
+    const auto engine = state.range(0) ? distdl::kernels::conv_engine::onednn : distdl::kernels::conv_engine::automatic;
+    const shape_t x_shape{batch, channels, height, width};
+    distdl::kernels::convolution<float> kernel(g, engine, x_shape);
+    const auto x = filled(x_shape), dy = filled(x_shape);
     tensor<float> y, dx;
     tensor<float> dw = xt::zeros<float>(spec.weight_shape()), db = xt::zeros<float>(shape_t{channels});
     for (auto _ : state) {
@@ -88,9 +89,12 @@ void conv_local(benchmark::State& state) {
     const auto h = std::size_t(state.range(2)), w = std::size_t(state.range(3));
     const auto pad_h = std::size_t(state.range(4)), pad_w = std::size_t(state.range(5));
     distdl::kernels::conv_geometry g{c_in, c_out, {3, 3}, {1, 1}, {pad_h, pad_w}, {1, 1}, true};
-    const auto engine = state.range(6) ? distdl::kernels::conv_engine::onednn : distdl::kernels::conv_engine::automatic;
-    distdl::kernels::convolution<float> kernel(g, engine);
-    const auto x = filled({batch, c_in, h, w});
+    const distdl::kernels::conv_engine engines[] = {distdl::kernels::conv_engine::automatic,
+                                                    distdl::kernels::conv_engine::onednn,
+                                                    distdl::kernels::conv_engine::direct};
+    const shape_t x_shape{batch, c_in, h, w};
+    distdl::kernels::convolution<float> kernel(g, engines[state.range(6)], x_shape);
+    const auto x = filled(x_shape);
     const auto y_shape = kernel.output_shape(distdl::shape_of(x));
     const auto dy = filled(y_shape), weight = filled(kernel.weight_shape()), bias = filled({c_out});
     tensor<float> y, dx;
@@ -196,13 +200,14 @@ void general_conv_2x2(benchmark::State& state) {
 
 BENCHMARK(conv_serial)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 // C_in, C_out, H, W, pad_h, pad_w, engine: the whole problem, then one worker's of feature,
-// channel, general; engine 0 is automatic (the direct engine for the narrow slices on AVX-512),
-// 1 oneDNN (for comparison).
+// channel, general; engine 0 is automatic, told the input shape (on AVX-512 the direct engine for
+// all four), 1 oneDNN, 2 direct (for comparison).
 BENCHMARK(conv_local)
     ->Args({16, 16, 256, 256, 1, 1, 0})
     ->Args({16, 16, 130, 130, 0, 0, 0})
     ->Args({8, 8, 256, 256, 1, 1, 0})
     ->Args({8, 16, 130, 256, 0, 1, 0})
+    ->Args({16, 16, 130, 130, 0, 0, 1})
     ->Args({8, 8, 256, 256, 1, 1, 1})
     ->Args({8, 16, 130, 256, 0, 1, 1})
     ->Unit(benchmark::kMillisecond)

@@ -24,7 +24,7 @@ std::size_t lay_out(const std::vector<box_transfer>& list, const shape_t& shape,
         previous = t.peer;
         require_box_inside(shape, t.start, t.extent, what);
         const std::size_t count = volume(t.extent);
-        Slot s{offset, count, box_is_contiguous(shape, t.start, t.extent), box_offset(shape, t.start), false, {}};
+        Slot s{offset, count, false, {}};
         s.strided = make_layout(array_box{shape, t.start, t.extent}, element_size, s.layout, what);
         slots.push_back(s);
         offset += count;
@@ -65,8 +65,8 @@ bool box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const st
 
 template <class T>
 bool box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
-                              const std::string& problem, bool changed) {
-    return agreed_run(comm, false, dst_like, src_like, op, problem, changed);
+                              const std::string& problem, bool changed, bool self_placed) {
+    return agreed_run(comm, false, dst_like, src_like, op, problem, changed, self_placed);
 }
 
 namespace {
@@ -81,13 +81,15 @@ constexpr int status_tag_offset = 1 << 14;
 
 template <class T>
 bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op,
-                                 const std::string& problem, bool changed) {
+                                 const std::string& problem, bool changed, bool self_placed) {
     const auto go = [&](const std::function<void()>& in_flight, const unsigned* status) {
         if (forward)
             return run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, from, plan_.receives,
-                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, in_flight, status);
+                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, in_flight, status,
+                       self_placed);
         return run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, from, plan_.sends,
-                   send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status);
+                   send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status,
+                   self_placed);
     };
     if (comm.size() > status_in_messages_limit && comm.collectives_are_one_step()) {  // the simulator: one all-reduce while data fly
         bool any_changed = false;
@@ -109,7 +111,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
                               const shape_t& out_shape, const T* out_data, const std::vector<box_transfer>& incoming,
                               const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
                               T* in_data, box_op op, int tag, bool forward, const std::function<void()>& in_flight,
-                              const unsigned* status) {
+                              const unsigned* status, bool self_placed) {
     // Buffer layout: transfer i at its slot's offset plus i (room for an appended status).
     const auto packed = [](std::vector<T>& buffer, const std::vector<slot>& slots) {
         if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count + slots.size());
@@ -135,21 +137,21 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
     // moves boxes) unless they are added or carry the status (then into the buffer).
     const bool boxes = comm.moves_boxes();
     const auto strided = [&](const slot& s) {
-        return boxes && !s.contiguous && s.strided && s.layout.run >= strided_min_run_bytes && !appended(s);
+        return boxes && !s.contiguous() && s.strided && s.layout.run >= strided_min_run_bytes && !appended(s);
     };
     const auto in_place = [&](const slot& s) {
-        return op == box_op::assign && !appended(s) && (s.contiguous || strided(s));
+        return op == box_op::assign && !appended(s) && (s.contiguous() || strided(s));
     };
     for (std::size_t i = 0; i < incoming.size(); ++i) {
         const slot& s = in_slots[i];
         if (s.count == 0) continue;
         const int peer = incoming[i].peer;
         const bool app = appended(s);
-        if (in_place(s) && !s.contiguous) {
+        if (in_place(s) && !s.contiguous()) {
             requests_.push_back(comm.irecv_box(static_cast<void*>(in_data), s.layout, dtype_of<T>(), peer, tag));
             continue;
         }
-        T* where = in_place(s) ? in_data + s.flat : packed(in_buffer, in_slots) + s.buffer_offset + i;
+        T* where = in_place(s) ? in_data + s.flat() : packed(in_buffer, in_slots) + s.buffer_offset + i;
         requests_.push_back(comm.irecv(where, s.count + (app ? 1 : 0), peer, tag));
         if (app) has_message_[static_cast<std::size_t>(peer)] |= incoming_status;
     }
@@ -188,8 +190,8 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
             requests_.push_back(comm.isend_box(static_cast<const void*>(out_data), s.layout, dtype_of<T>(), peer, tag));
             continue;
         }
-        const T* from = out_data + s.flat;
-        if (!s.contiguous || app) {
+        const T* from = out_data + s.flat();
+        if (!s.contiguous() || app) {
             T* buffer = packed(out_buffer, out_slots) + s.buffer_offset + i;
             pack_box(out_data, out_shape, outgoing[i].start, outgoing[i].extent, buffer);
             if (app) buffer[s.count] = status_out_;
@@ -206,7 +208,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         status_scope.reset();
     }
     // The self box, while the messages are in flight (it is the first term of every sum).
-    if (plan_.has_self) {
+    if (plan_.has_self && !self_placed) {
         const self_transfer& t = plan_.self;
         if (forward)
             copy_box(out_data, out_shape, t.source_start, in_data, in_shape, t.dest_start, t.extent, box_op::assign);

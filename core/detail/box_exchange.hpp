@@ -104,20 +104,22 @@ class box_exchange {
                  const std::function<void()>& in_flight = {});
     // The same, agreeing on the call's status (step 4): returns whether any worker changed.
     bool forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed);
+    // self_placed: the caller has already moved the self box (it is not copied).
     bool reverse(communicator& comm, const T* dst_like, T* src_like, box_op op, const std::string& problem,
-                 bool changed);
+                 bool changed, bool self_placed = false);
 
   private:
-    // A transfer with its place in the pack buffer of its list and whether it is contiguous
-    // in its local array (then `flat` is the offset of its first element there); `strided`:
-    // its box as a strided message (communicator::isend_box), when it has such a layout.
+    // A transfer with its place in the pack buffer of its list; `strided`: whether its box has
+    // a strided layout (communicator::isend_box; at most strided_layout::max_dims outer
+    // dimensions), from which follow whether it is one contiguous run of its local array and
+    // the offset of its first element there.
     struct slot {
         std::size_t buffer_offset;
         std::size_t count;
-        bool contiguous;
-        std::size_t flat;
         bool strided;
         strided_layout layout;
+        bool contiguous() const { return strided && layout.contiguous(); }
+        std::size_t flat() const { return layout.offset / sizeof(T); }
     };
 
     // One direction of the plan. `status`, when given, is this worker's status word, sent
@@ -126,9 +128,9 @@ class box_exchange {
                  std::vector<T>& out_buffer, const shape_t& out_shape, const T* out_data,
                  const std::vector<box_transfer>& incoming, const std::vector<slot>& in_slots,
                  std::vector<T>& in_buffer, const shape_t& in_shape, T* in_data, box_op op, int tag, bool forward,
-                 const std::function<void()>& in_flight, const unsigned* status);
+                 const std::function<void()>& in_flight, const unsigned* status, bool self_placed = false);
     bool agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op, const std::string& problem,
-                    bool changed);
+                    bool changed, bool self_placed = false);
 
     box_exchange_plan plan_;
     int forward_tag_, reverse_tag_;

@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "core/detail/box_copy.hpp"
 #include "kernels/conv_direct.hpp"
 #include "kernels/convolution.hpp"
 #include "reference/conv.hpp"
@@ -247,13 +248,15 @@ TEST(kernel_conv_direct, combined_backward_equals_the_separate_passes) {
     EXPECT_EQ(db1, db2);
 }
 
-// conv_engine::automatic takes the direct engine for narrow channel slices and oneDNN for 16 → 16;
+// conv_engine::automatic takes the direct engine for narrow channel slices and, by the planned
+// input shape, for 16 → 16 on long rows;
 // a forced direct engine leaves what it cannot run (3-d, stride 2) to the others.
 TEST(kernel_conv_direct, engine_selection) {
     if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
     test::stream gen(46);
-    const auto run_forward = [&](const kernels::conv_geometry& g, const shape_t& x_shape, kernels::conv_engine e) {
-        kernels::convolution<float> conv(g, e);
+    const auto run_forward = [&](const kernels::conv_geometry& g, const shape_t& x_shape, kernels::conv_engine e,
+                                 const shape_t& planned = {}) {
+        kernels::convolution<float> conv(g, e, planned);
         const auto x = test::random_tensor<float>(x_shape, gen);
         const auto w = test::random_tensor<float>(conv.weight_shape(), gen);
         tensor<float> y;
@@ -271,10 +274,87 @@ TEST(kernel_conv_direct, engine_selection) {
                           {1, 16, 8, 20}, conv_engine::automatic)
                   .rfind("onednn:", 0),
               0u);
+    // 16 -> 16 with the planned input shape: the direct engine on rows of whole vectors of at least
+    // 96 outputs; oneDNN on short rows, on rows whose last vector is mostly idle (130 outputs),
+    // and without a plan.
+    const kernels::conv_geometry g16{.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .padding = {1}};
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 128}, conv_engine::automatic, {8, 16, 256, 128}), "direct:avx512");
+    EXPECT_EQ(run_forward({.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}}, {1, 16, 4, 98},
+                          conv_engine::automatic, {8, 16, 130, 98}),
+              "direct:avx512");  // 96 outputs per row
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 64}, conv_engine::automatic, {8, 16, 64, 64}).rfind("onednn:", 0), 0u);
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 130}, conv_engine::automatic, {8, 16, 130, 130}).rfind("onednn:", 0), 0u);
+    EXPECT_EQ(run_forward(g16, {1, 16, 4, 128}, conv_engine::automatic).rfind("onednn:", 0), 0u);
+    EXPECT_EQ(run_forward({.in_channels = 16, .out_channels = 32, .kernel_size = {3, 3}, .padding = {1}},
+                          {1, 16, 4, 128}, conv_engine::automatic, {8, 16, 256, 256})
+                  .rfind("onednn:", 0),
+              0u);
     EXPECT_NE(run_forward({.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .stride = {2}}, {1, 8, 8, 20},
                           conv_engine::direct),
               "direct:avx512");
     EXPECT_NE(run_forward({.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3, 3}}, {1, 8, 4, 4, 20},
                           conv_engine::direct),
               "direct:avx512");
+}
+
+// backward with a dx redirect: the box lands in the target with the bits of the plain backward
+// (and everything else of dx too, except the box, which is left unspecified); on the direct
+// engine (2-d, 1-d; a box spanning every image and channel goes straight to the target, one
+// that does not is copied), on oneDNN and on im2col (copied), and through backward_last.
+TEST(kernel_conv_direct, backward_redirect_gives_the_same_bits) {
+    test::stream gen(48);
+    struct trial {
+        kernels::conv_geometry g;
+        shape_t x_shape, start, extent, target_shape, target_start;
+        kernels::conv_engine engine;
+    };
+    using kernels::conv_engine;
+    const kernels::conv_geometry g2{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
+    const kernels::conv_geometry g2p{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .padding = {1},
+                                     .bias = true};
+    const kernels::conv_geometry g16{.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .bias = true};
+    const kernels::conv_geometry g1{.in_channels = 3, .out_channels = 4, .kernel_size = {3}, .bias = false};
+    const std::vector<trial> trials{
+        // A halo window's own middle (every image and channel), the target a piece with room around.
+        {g2, {2, 5, 9, 35}, {0, 0, 1, 1}, {2, 5, 7, 33}, {2, 5, 7, 33}, {0, 0, 0, 0}, conv_engine::direct},
+        {g2, {2, 5, 9, 35}, {0, 0, 0, 2}, {2, 5, 9, 20}, {3, 6, 10, 21}, {1, 1, 1, 1}, conv_engine::direct},
+        {g2p, {2, 5, 7, 20}, {0, 0, 2, 0}, {2, 5, 3, 20}, {2, 5, 3, 20}, {0, 0, 0, 0}, conv_engine::direct},
+        {g2, {2, 5, 9, 35}, {1, 2, 1, 1}, {1, 3, 7, 33}, {1, 3, 7, 33}, {0, 0, 0, 0}, conv_engine::direct},
+        {g1, {2, 3, 40}, {0, 0, 1}, {2, 3, 38}, {2, 3, 38}, {0, 0, 0}, conv_engine::direct},
+        {g16, {2, 16, 6, 18}, {0, 0, 1, 1}, {2, 16, 4, 16}, {2, 16, 4, 16}, {0, 0, 0, 0}, conv_engine::onednn},
+        {g2, {2, 5, 9, 35}, {0, 0, 1, 1}, {2, 5, 7, 33}, {2, 5, 7, 33}, {0, 0, 0, 0}, conv_engine::im2col},
+    };
+    for (const auto& t : trials) {
+        if (t.engine == conv_engine::direct && !kernels::detail::direct_convolution::cpu_supported()) continue;
+        SCOPED_TRACE(describe(t.g, t.x_shape) + " box at " + format_list(t.start));
+        kernels::convolution<float> plain(t.g, t.engine), redirected(t.g, t.engine);
+        const auto x = test::random_tensor<float>(t.x_shape, gen);
+        const auto w = test::random_tensor<float>(plain.weight_shape(), gen);
+        const auto b = test::random_tensor<float>({t.g.out_channels}, gen);
+        const tensor<float>* bias = t.g.bias ? &b : nullptr;
+        const auto dy = test::random_tensor<float>(plain.output_shape(t.x_shape), gen);
+        for (const bool last : {false, true}) {
+            if (last && !redirected.retains_input()) continue;
+            tensor<float> y, dx1, dx2, dw1 = xt::zeros<float>(plain.weight_shape()), dw2 = dw1;
+            tensor<float> db1 = xt::zeros<float>(shape_t{t.g.out_channels}), db2 = db1;
+            tensor<float> target(t.target_shape), expected_target(t.target_shape);
+            target.fill(-5.0f);
+            expected_target.fill(-5.0f);
+            const kernels::dx_redirect<float> r{t.start, t.extent, target.data(), t.target_shape, t.target_start};
+            plain.forward(x, w, bias, y);
+            plain.backward(x, dy, w, dx1, dw1, t.g.bias ? &db1 : nullptr);
+            redirected.forward(x, w, bias, y);
+            if (last) redirected.backward_last(dy, w, dx2, dw2, t.g.bias ? &db2 : nullptr, &r);
+            else redirected.backward(x, dy, w, dx2, dw2, t.g.bias ? &db2 : nullptr, &r);
+            EXPECT_EQ(dw1, dw2);
+            EXPECT_EQ(db1, db2);
+            // The box from the target, the rest from dx2: all of it the plain dx's bits.
+            distdl::detail::copy_box(dx1.data(), t.x_shape, t.start, expected_target.data(), t.target_shape,
+                                     t.target_start, t.extent, distdl::detail::box_op::assign);
+            EXPECT_EQ(target, expected_target);
+            distdl::detail::copy_box(target.data(), t.target_shape, t.target_start, dx2.data(), t.x_shape, t.start,
+                                     t.extent, distdl::detail::box_op::assign);
+            EXPECT_EQ(dx1, dx2);
+        }
+    }
 }

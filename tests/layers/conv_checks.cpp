@@ -133,6 +133,13 @@ void check_all_setups(const std::shared_ptr<distdl::communicator>& world) {
         // general: P_x 1x2x2, P_y 1x2x2, P_w 2x2x2 (scrambled), 1 output channel block empty
         {1, rank_range(0, 4), {4, 5, 6, 7}, {7, 6, 5, 4, 3, 2, 1, 0}, {1, 2, 2}, {1, 2, 2}, {2, 2, 2}, 3, 1, {7},
          opts({3}, {2}, {1})},
+        // feature 2-d 2x2, stride 1, same padding (float: the direct engine on the halo windows,
+        // the window gradient's middle written straight into dx)
+        {2, rank_range(0, 4), rank_range(0, 4), rank_range(0, 4), {1, 1, 2, 2}, {1, 1, 2, 2}, {1, 1, 2, 2}, 3, 5,
+         {9, 37}, opts({3, 3}, {}, {1, 1})},
+        // general 2-d as in conv_bench: P_x = P_w 1x2x2x1, the sum along P_ci into P_y 1x1x2x1
+        {2, rank_range(0, 4), {0, 2}, rank_range(0, 4), {1, 2, 2, 1}, {1, 1, 2, 1}, {1, 2, 2, 1}, 4, 3, {7, 20},
+         opts({3, 3}, {}, {1, 1})},
         // general 2-d with wide halos: 5x5 kernel on 3x4 pieces split 3 ways
         {2, rank_range(0, 6), rank_range(6, 12), rank_range(0, 12), {1, 2, 3, 1}, {1, 2, 3, 1}, {2, 2, 3, 1}, 2, 2,
          {4, 3}, opts({5, 3}, {}, {2, 1})},

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "core/detail/box_copy.hpp"
 #include "core/detail/box_exchange.hpp"
 #include "core/halo_exchange.hpp"
 #include "reference/halo_exchange.hpp"
@@ -60,6 +61,31 @@ void run_halo(const std::shared_ptr<communicator>& world, const cartesian_partit
 
     const std::uint64_t s = seed * 7919u + 31u * static_cast<std::uint64_t>(world->rank());
     const tensor<T> xr = P_x.active() ? random_tensor<T>(shape_of(x), s) : none;
+
+    // The conv layers' calls: forward_kept into one window (the second call leaves its padding
+    // as the first zeroed it; a window at another address is zeroed afresh), and the adjoint
+    // whose own part the caller placed in dx (dy's own part is not read): the same bits.
+    tensor<T> kept, other;
+    H.forward_kept(xr, kept);
+    H.forward_kept(x, kept);
+    MOVEMENT_CHECK_BITS(kept, P_x.active() ? windows[me] : none, what << " forward_kept");
+    if (P_x.active()) {
+        other = tensor<T>(shape_of(windows[me]));
+        other.fill(T(9));
+    }
+    H.forward_kept(x, other);
+    MOVEMENT_CHECK_BITS(other, P_x.active() ? windows[me] : none, what << " forward_kept, another window");
+    shape_t window_start, piece_start, extent;
+    tensor<T> placed = P_x.active() ? tensor<T>(shape_of(x)) : none, y_holes = y;
+    if (P_x.active()) placed.fill(T(-3));
+    if (H.own_part(window_start, piece_start, extent)) {
+        detail::copy_box(y.data(), shape_of(y), window_start, placed.data(), shape_of(x), piece_start, extent,
+                         detail::box_op::assign);
+        detail::fill_box(y_holes.data(), shape_of(y), window_start, extent, T(-7));
+    }
+    H.adjoint_own_part_placed(y_holes, placed);
+    MOVEMENT_CHECK_BITS(placed, P_x.active() ? owners[me] : none, what << " adjoint_own_part_placed");
+
     const tensor<T> Fx = H.forward(xr);
     const tensor<T> yr = P_x.active() ? random_tensor<T>(shape_of(Fx), s + 1) : none;
     const tensor<T> Fty = H.adjoint(yr);
