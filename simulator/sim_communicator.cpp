@@ -95,7 +95,7 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
         m.in_flight = true;  // the receive is not ready, and waits before its buffer goes away
         held.unlock();
         const std::uint64_t copied = copy_with_fingerprint(to, to_layout, from, m.deferred_layout);
-        held.lock();
+        w.relock(held);
         m.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
         const auto& [dest, source, tag] = d.channel;
         if (copied != m.deferred_fingerprint && modified.empty())
@@ -284,7 +284,7 @@ void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const
     if (world_ranks.empty()) return;
     held.unlock();
     for (int w : world_ranks) world_->signal(w);
-    held.lock();
+    world_->relock(held);
 }
 
 request sim_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
@@ -332,7 +332,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
         world_->request_created();
         held.unlock();
         const std::uint64_t taken = fingerprint(buf, layout);
-        held.lock();
+        world_->relock(held);
         queued.deferred_fingerprint = taken;
         queued.in_flight = false;
         const bool wake = world_->mark_woken(dest_world);  // a dropped receive may wait for in_flight
@@ -351,7 +351,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
     if (bytes > copy_unlocked_bytes) {
         held.unlock();
         copied = copy_with_fingerprint(to, to_layout, buf, layout);
-        held.lock();
+        world_->relock(held);
     } else if (bytes > 0) {
         copied = copy_with_fingerprint(to, to_layout, buf, layout);
     }
@@ -454,7 +454,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         const bool unlocked = buffered_bytes > copy_unlocked_bytes;
         if (unlocked) held.unlock();
         for (const auto& [r, m] : arrived) r->copy_in(m);
-        if (unlocked) held.lock();
+        if (unlocked) world_->relock(held);
         for (auto& entry : arrived) world_->pool().give(std::move(entry.second.data));
     }
     move_deferred(held, true);
@@ -568,7 +568,7 @@ void sim_communicator::run_collective(collective_call call) {
         } catch (...) {
             share_failure = std::current_exception();
         }
-        held.lock();
+        world_->relock(held);
         if (++slot.shares_done == n) {
             std::vector<int> wake;
             for (int r = 0; r < n; ++r)
