@@ -73,14 +73,37 @@ struct creation_slot {
 };
 
 struct context_state {
+    using channel_map = std::map<std::tuple<int, int, int>, channel>;  // by (dest, source, tag)
+    using message_map = std::map<std::uint64_t, message>;
+    using posted_map = std::map<std::uint64_t, posted_receive>;
+
     context_state(int context_id, std::vector<int> world_ranks) : id(context_id), members(std::move(world_ranks)) {}
 
     const int id;                   // for messages only
     const std::vector<int> members; // world rank of each rank of the context
 
-    std::map<std::tuple<int, int, int>, channel> channels;  // by (dest, source, tag)
+    channel_map channels;
     std::map<std::uint64_t, collective_slot> collectives;   // by collective call number
     std::map<std::pair<std::vector<int>, std::uint64_t>, creation_slot> creations;  // by (sorted members, n)
+
+    // Channels and messages live in map nodes that are kept for reuse once drained or taken
+    // (up to `spare_nodes` of each kind): a steady loop of messages allocates no node after
+    // its first iteration.
+    // The channel (dest, source, tag), added (empty) if it has none.
+    channel& channel_at(const std::tuple<int, int, int>& key);
+    // Drops a drained channel (nothing pending or posted, as many sends as receives).
+    void drop_channel(channel_map::iterator it);
+    message& add_message(channel& ch, std::uint64_t number, message&& m);
+    // Takes message `number` (which must be there) off its channel.
+    message take_message(channel& ch, std::uint64_t number);
+    void add_posted(channel& ch, std::uint64_t number, const posted_receive& r);
+    void erase_posted(channel& ch, posted_map::iterator it);
+
+  private:
+    static constexpr std::size_t spare_nodes = 1024;
+    std::vector<channel_map::node_type> spare_channels_;
+    std::vector<message_map::node_type> spare_messages_;
+    std::vector<posted_map::node_type> spare_posted_;
 };
 
 // "context 2 (world ranks [2,3])"

@@ -82,7 +82,7 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
             to_layout = posted->second.layout;
             m.delivered = true;
         }  // else the receive reports the mismatch; no data moves
-        ch->second.posted.erase(posted);
+        context.erase_posted(ch->second, posted);
     } else if (!or_buffer) {
         return false;
     } else {
@@ -173,10 +173,12 @@ class send_request final : public sim_request {
 
 class recv_request final : public sim_request {
   public:
-    recv_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int dest, int source, int tag,
-                 std::uint64_t number, void* buf, const strided_layout& layout, std::size_t count, dtype type)
+    recv_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, channel& ch, int dest,
+                 int source, int tag, std::uint64_t number, void* buf, const strided_layout& layout, std::size_t count,
+                 dtype type)
         : sim_request(std::move(owner), std::move(context), dest), source_(source), tag_(tag), number_(number),
-          buf_(buf), layout_(layout), count_(count), type_(type) {}
+          buf_(buf), layout_(layout), count_(count), type_(type),
+          channel_(&ch) {}
     ~recv_request() override {
         // A completed receive has taken its message: no sender refers to its buffer any more.
         if (waited()) return;
@@ -204,22 +206,19 @@ class recv_request final : public sim_request {
 
     // The matched message once it has fully arrived, else null. Caller holds the lock.
     const message* arrived() const {
-        auto it = context_->channels.find({rank_, source_, tag_});
-        if (it == context_->channels.end()) return nullptr;
-        auto m = it->second.pending.find(number_);
-        if (m == it->second.pending.end() || m->second.in_flight || m->second.deferred != nullptr) return nullptr;
+        auto m = channel_->pending.find(number_);
+        if (m == channel_->pending.end() || m->second.in_flight || m->second.deferred != nullptr) return nullptr;
         return &m->second;
     }
     bool ready() const { return arrived() != nullptr; }
 
     // Takes the matched message off its channel. Caller holds the lock; ready() holds.
     message take() {
-        auto it = context_->channels.find({rank_, source_, tag_});
-        auto& ch = it->second;
-        auto node = ch.pending.extract(number_);
-        message m = std::move(node.mapped());
+        channel& ch = *channel_;
+        message m = context_->take_message(ch, number_);
         // A drained channel is the same as a fresh one: drop it so the map stays small.
-        if (ch.pending.empty() && ch.next_send == ch.next_recv) context_->channels.erase(it);
+        if (ch.pending.empty() && ch.next_send == ch.next_recv)
+            context_->drop_channel(context_->channels.find({rank_, source_, tag_}));
         if (m.type != type_ || m.count != count_) {
             std::ostringstream out;
             out << "sim: message mismatch on " << name(*context_) << ": " << who(*context_, rank_) << " receives "
@@ -249,6 +248,8 @@ class recv_request final : public sim_request {
     strided_layout layout_;
     std::size_t count_;
     dtype type_;
+    // Its channel, which is not dropped before this receive has taken its message.
+    channel* channel_;
 };
 
 // A send at most this large copies its data while holding the world lock: letting the lock
@@ -301,7 +302,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
     auto held = world_->lock();
     world_->throw_if_aborted();
     const int dest_world = context_->members[static_cast<std::size_t>(dest)];
-    auto& ch = context_->channels[{dest, rank_, tag}];
+    channel& ch = context_->channel_at({dest, rank_, tag});
     const std::uint64_t number = ch.next_send++;
     // The copy that makes the send buffered: straight into the receive buffer when the receive
     // is already posted and matches, else into pooled storage. It runs outside the lock, with
@@ -320,14 +321,14 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
             to_layout = posted->second.layout;
             m.delivered = true;
         }
-        ch.posted.erase(posted);
+        context_->erase_posted(ch, posted);
     }
     if (!receive_posted && bytes >= deferred_bytes) {
         // Only its fingerprint is taken now (in flight meanwhile: not ready, nor movable).
         m.deferred = buf;
         m.deferred_layout = layout;
         m.sender_world = world_rank();
-        message& queued = ch.pending.emplace(number, std::move(m)).first->second;
+        message& queued = context_->add_message(ch, number, std::move(m));
         world_->deferred(world_rank()).push_back({context_, {dest, rank_, tag}, number});
         world_->request_created();
         held.unlock();
@@ -345,7 +346,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
         m.data = world_->pool().take(bytes);
         to = m.data.bytes.get();
     }
-    message& queued = ch.pending.emplace(number, std::move(m)).first->second;
+    message& queued = context_->add_message(ch, number, std::move(m));
     world_->request_created();
     std::uint64_t copied = fingerprint(buf, 0);
     if (bytes > copy_unlocked_bytes) {
@@ -375,10 +376,10 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
                                        int source, int tag) {
     auto held = world_->lock();
     world_->throw_if_aborted();
-    auto& ch = context_->channels[{rank_, source, tag}];
+    channel& ch = context_->channel_at({rank_, source, tag});
     const std::uint64_t number = ch.next_recv++;
     auto posted =
-        std::make_unique<recv_request>(world_, context_, rank_, source, tag, number, buf, layout, count, type);
+        std::make_unique<recv_request>(world_, context_, ch, rank_, source, tag, number, buf, layout, count, type);
     // Posted for a message not sent yet, or for a deferred one: its sender then moves the data
     // straight here (woken if it waits).
     int sender_to_wake = -1;
@@ -386,7 +387,7 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
         auto m = ch.pending.find(number);
         if (m != ch.pending.end() && m->second.deferred != nullptr) sender_to_wake = m->second.sender_world;
     }
-    if (number >= ch.next_send || sender_to_wake >= 0) ch.posted.emplace(number, posted->target());
+    if (number >= ch.next_send || sender_to_wake >= 0) context_->add_posted(ch, number, posted->target());
     world_->request_created();
     if (sender_to_wake >= 0 && world_->mark_woken(sender_to_wake)) {
         held.unlock();
