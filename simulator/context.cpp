@@ -6,9 +6,9 @@
 namespace distdl::sim {
 
 channel& context_state::channel_at(const std::tuple<int, int, int>& key) {
-    auto it = channels.lower_bound(key);
-    if (it != channels.end() && it->first == key) return it->second;
-    if (spare_channels_.empty()) return channels.emplace_hint(it, key, channel{})->second;
+    auto it = channels.find(key);
+    if (it != channels.end()) return it->second;
+    if (spare_channels_.empty()) return channels.emplace(key, channel{}).first->second;
     auto node = std::move(spare_channels_.back());
     spare_channels_.pop_back();
     node.key() = key;
@@ -16,7 +16,7 @@ channel& context_state::channel_at(const std::tuple<int, int, int>& key) {
     node.mapped().next_recv = 0;
     node.mapped().pending.clear();  // (a dropped channel is drained: nothing to clear)
     node.mapped().posted.clear();
-    return channels.insert(it, std::move(node))->second;
+    return channels.insert(std::move(node)).position->second;
 }
 
 void context_state::drop_channel(channel_map::iterator it) {

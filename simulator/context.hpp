@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,17 @@ struct channel {
     std::map<std::uint64_t, posted_receive> posted;  // receives whose message was not sent yet
 };
 
+// Hash of a channel's (dest, source, tag).
+struct channel_key_hash {
+    std::size_t operator()(const std::tuple<int, int, int>& key) const {
+        const auto [dest, source, tag] = key;
+        std::uint64_t h = static_cast<std::uint32_t>(dest) * 0x9e3779b97f4a7c15ULL;
+        h ^= (h >> 29) + static_cast<std::uint32_t>(source) * 0xc2b2ae3d27d4eb4fULL;
+        h ^= (h >> 31) + static_cast<std::uint32_t>(tag) * 0x165667b19e3779f9ULL;
+        return static_cast<std::size_t>(h ^ (h >> 32));
+    }
+};
+
 struct context_state;
 
 // The n-th creation of a sub-communicator over one set of members of a context. Only the
@@ -73,7 +85,8 @@ struct creation_slot {
 };
 
 struct context_state {
-    using channel_map = std::map<std::tuple<int, int, int>, channel>;  // by (dest, source, tag)
+    // By (dest, source, tag); unordered (the end-of-world report sorts what it lists).
+    using channel_map = std::unordered_map<std::tuple<int, int, int>, channel, channel_key_hash>;
     using message_map = std::map<std::uint64_t, message>;
     using posted_map = std::map<std::uint64_t, posted_receive>;
 

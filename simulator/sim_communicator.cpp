@@ -17,12 +17,12 @@ namespace {
 // if it is destroyed without having been waited on.
 class sim_request : public request_state {
   public:
-    sim_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank)
-        : owner_(std::move(owner)), context_(std::move(context)), rank_(rank) {}
+    sim_request(std::shared_ptr<const request_anchor> anchor, int rank)
+        : anchor_(std::move(anchor)), owner_(anchor_->owner.get()), context_(anchor_->context.get()), rank_(rank) {}
     sim_request(const sim_request&) = delete;
     sim_request& operator=(const sim_request&) = delete;
 
-    const world* owner() const { return owner_.get(); }
+    const world* owner() const { return owner_; }
     // Caller holds the world lock.
     void mark_waited() {
         if (!waited_) owner_->request_waited();
@@ -34,8 +34,9 @@ class sim_request : public request_state {
     bool waited() const { return waited_; }
 
   protected:
-    std::shared_ptr<world> owner_;
-    std::shared_ptr<context_state> context_;  // keeps the messages alive until received
+    std::shared_ptr<const request_anchor> anchor_;  // keeps the world and the messages alive
+    world* owner_;
+    context_state* context_;
     int rank_;
 
     // Called by the destructor of each final class (describe() is gone in the base's).
@@ -112,10 +113,10 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
 // rank, at the latest in its wait).
 class send_request final : public sim_request {
   public:
-    send_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank, int dest, int tag,
+    send_request(std::shared_ptr<const request_anchor> anchor, int rank, int dest, int tag,
                  std::uint64_t number, const void* buf, const strided_layout& layout, std::size_t count, dtype type,
                  std::uint64_t copied, bool deferred)
-        : sim_request(std::move(owner), std::move(context), rank), dest_(dest), tag_(tag), number_(number), buf_(buf),
+        : sim_request(std::move(anchor), rank), dest_(dest), tag_(tag), number_(number), buf_(buf),
           layout_(layout), count_(count), type_(type), fingerprint_(copied), deferred_(deferred) {}
     ~send_request() override {
         // Dropped without a wait: a deferred message still in the buffer is buffered now, so
@@ -129,7 +130,7 @@ class send_request final : public sim_request {
                 std::string modified;
                 std::vector<int> wake;
                 for (auto it = list.begin(); it != list.end(); ++it) {
-                    if (it->context != context_ || it->channel != std::make_tuple(dest_, rank_, tag_) ||
+                    if (it->context.get() != context_ || it->channel != std::make_tuple(dest_, rank_, tag_) ||
                         it->number != number_)
                         continue;
                     const deferred_send d = *it;
@@ -173,10 +174,10 @@ class send_request final : public sim_request {
 
 class recv_request final : public sim_request {
   public:
-    recv_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, channel& ch, int dest,
+    recv_request(std::shared_ptr<const request_anchor> anchor, channel& ch, int dest,
                  int source, int tag, std::uint64_t number, void* buf, const strided_layout& layout, std::size_t count,
                  dtype type)
-        : sim_request(std::move(owner), std::move(context), dest), source_(source), tag_(tag), number_(number),
+        : sim_request(std::move(anchor), dest), source_(source), tag_(tag), number_(number),
           buf_(buf), layout_(layout), count_(count), type_(type),
           channel_(&ch) {}
     ~recv_request() override {
@@ -279,7 +280,8 @@ std::uint64_t member_set_key(const std::vector<int>& sorted) {
 }  // namespace
 
 sim_communicator::sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank)
-    : world_(std::move(owner)), context_(std::move(context)), rank_(rank) {}
+    : world_(std::move(owner)), context_(std::move(context)), rank_(rank),
+      anchor_(std::make_shared<const request_anchor>(request_anchor{world_, context_})) {}
 
 void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const std::vector<int>& world_ranks) {
     if (world_ranks.empty()) return;
@@ -339,7 +341,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
         const bool wake = world_->mark_woken(dest_world);  // a dropped receive may wait for in_flight
         held.unlock();
         if (wake) world_->signal(dest_world);
-        return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, layout, count, type, taken,
+        return std::make_unique<send_request>(anchor_, rank_, dest, tag, number, buf, layout, count, type, taken,
                                               true);
     }
     if (!m.delivered && bytes > 0) {
@@ -360,7 +362,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
     const bool wake = world_->mark_woken(dest_world);
     held.unlock();
     if (wake) world_->signal(dest_world);
-    return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, layout, count, type, copied,
+    return std::make_unique<send_request>(anchor_, rank_, dest, tag, number, buf, layout, count, type, copied,
                                           false);
 }
 
@@ -379,7 +381,7 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
     channel& ch = context_->channel_at({rank_, source, tag});
     const std::uint64_t number = ch.next_recv++;
     auto posted =
-        std::make_unique<recv_request>(world_, context_, ch, rank_, source, tag, number, buf, layout, count, type);
+        std::make_unique<recv_request>(anchor_, ch, rank_, source, tag, number, buf, layout, count, type);
     // Posted for a message not sent yet, or for a deferred one: its sender then moves the data
     // straight here (woken if it waits).
     int sender_to_wake = -1;
@@ -425,7 +427,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         for (const recv_request* r : pending) {
             const message* m = r->arrived();
             if (m == nullptr) all = false;
-            else if (!m->delivered && m->data.capacity >= early_copy_out_bytes) return true;
+            else if (!m->delivered && m->count * size_of(m->type) >= early_copy_out_bytes) return true;
         }
         return all;
     };
@@ -444,7 +446,8 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
             if ((*it)->ready()) {
                 (*it)->mark_waited();
                 arrived.emplace_back(*it, (*it)->take());
-                buffered_bytes += arrived.back().second.data.capacity;
+                const message& m = arrived.back().second;
+                if (!m.delivered) buffered_bytes += m.count * size_of(m.type);
                 it = pending.erase(it);
             } else {
                 ++it;

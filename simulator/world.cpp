@@ -203,8 +203,12 @@ std::string world::unfinished_communication_locked() const {
     std::vector<std::string> unreceived;
     std::size_t unreceived_messages = 0;
     for (const auto& context : contexts_) {
-        for (const auto& [key, ch] : context->channels) {
-            if (ch.pending.empty()) continue;
+        std::vector<std::pair<std::tuple<int, int, int>, const channel*>> channels;  // in (dest, source, tag) order
+        for (const auto& [key, ch] : context->channels)
+            if (!ch.pending.empty()) channels.emplace_back(key, &ch);
+        std::sort(channels.begin(), channels.end());
+        for (const auto& [key, channel_pointer] : channels) {
+            const channel& ch = *channel_pointer;
             const auto& [dest, source, tag] = key;
             const message& first = ch.pending.begin()->second;
             unreceived_messages += ch.pending.size();
