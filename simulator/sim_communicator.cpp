@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <sstream>
+#include <typeinfo>
 
 #include "simulator/errors.hpp"
 #include "simulator/send_fingerprint.hpp"
@@ -12,6 +13,9 @@
 namespace distdl::sim {
 
 namespace {
+
+// Drained channels are kept while a context has at most this many.
+constexpr std::size_t kept_channels = 1024;
 
 // Every request of the simulator: knows its world, and reports itself at the end of the world
 // if it is destroyed without having been waited on.
@@ -217,8 +221,9 @@ class recv_request final : public sim_request {
     message take() {
         channel& ch = *channel_;
         message m = context_->take_message(ch, number_);
-        // A drained channel is the same as a fresh one: drop it so the map stays small.
-        if (ch.pending.empty() && ch.next_send == ch.next_recv)
+        // A drained channel is the same as a fresh one: dropped once the context has many, so
+        // that the map stays small (a steady loop over a few channels finds them kept).
+        if (ch.pending.empty() && ch.next_send == ch.next_recv && context_->channels.size() > kept_channels)
             context_->drop_channel(context_->channels.find({rank_, source_, tag_}));
         if (m.type != type_ || m.count != count_) {
             std::ostringstream out;
@@ -401,12 +406,19 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
 void sim_communicator::do_wait_all(std::vector<request>& requests) {
     std::vector<send_request*> sends;
     std::vector<recv_request*> pending;
+    sends.reserve(requests.size());
+    pending.reserve(requests.size());
     for (auto& r : requests) {
-        auto* mine = dynamic_cast<sim_request*>(r.get());
-        DISTDL_REQUIRE(mine != nullptr && mine->owner() == world_.get(),
+        // (Type comparisons, not dynamic_cast: the request classes are final, and this runs
+        // for every message.)
+        request_state* given = r.get();
+        const std::type_info& type = given == nullptr ? typeid(void) : typeid(*given);
+        const bool is_send = type == typeid(send_request);
+        DISTDL_REQUIRE((is_send || type == typeid(recv_request)) &&
+                           static_cast<sim_request*>(given)->owner() == world_.get(),
                        "sim: wait_all was given a request of another transport or another simulated world");
-        if (auto* send = dynamic_cast<send_request*>(mine)) sends.push_back(send);
-        else pending.push_back(static_cast<recv_request*>(mine));
+        if (is_send) sends.push_back(static_cast<send_request*>(given));
+        else pending.push_back(static_cast<recv_request*>(given));
     }
     auto held = world_->lock();
     world_->throw_if_aborted();
