@@ -3,9 +3,10 @@
 // borrows a buffer and gives it back once received, so a steady loop of sends allocates (and
 // page-faults) nothing after its first iteration. Buffers are not zero-filled. Guarded by the
 // world's lock; one pool per world (no global state).
+#include <array>
 #include <cstddef>
-#include <map>
 #include <memory>
+#include <vector>
 
 namespace distdl::sim {
 
@@ -16,8 +17,8 @@ struct message_buffer {
 
 class buffer_pool {
   public:
-    // A buffer of at least `size` bytes: the smallest pooled one that fits and is not much
-    // larger, else a new one.
+    // A buffer of at least `size` bytes: capacities are powers of two (at least 64 bytes), so
+    // that finding a kept one is a vector pop, with no search and no allocation.
     message_buffer take(std::size_t size);
     // Keeps the buffer for later messages (the pool holds at most `kept_buffers`, the largest:
     // enough for every message of an all-to-all exchange among 64 ranks to be in storage).
@@ -25,7 +26,9 @@ class buffer_pool {
 
   private:
     static constexpr std::size_t kept_buffers = 4096;
-    std::multimap<std::size_t, std::unique_ptr<unsigned char[]>> free_;  // by capacity
+    static constexpr unsigned smallest_class = 6;  // 64 bytes
+    std::array<std::vector<std::unique_ptr<unsigned char[]>>, 64> free_;  // by log2(capacity)
+    std::size_t kept_ = 0;
 };
 
 }  // namespace distdl::sim

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,17 @@ struct channel {
     std::map<std::uint64_t, posted_receive> posted;  // receives whose message was not sent yet
 };
 
+// Hash of a channel's (dest, source, tag).
+struct channel_key_hash {
+    std::size_t operator()(const std::tuple<int, int, int>& key) const {
+        const auto [dest, source, tag] = key;
+        std::uint64_t h = static_cast<std::uint32_t>(dest) * 0x9e3779b97f4a7c15ULL;
+        h ^= (h >> 29) + static_cast<std::uint32_t>(source) * 0xc2b2ae3d27d4eb4fULL;
+        h ^= (h >> 31) + static_cast<std::uint32_t>(tag) * 0x165667b19e3779f9ULL;
+        return static_cast<std::size_t>(h ^ (h >> 32));
+    }
+};
+
 struct context_state;
 
 // The n-th creation of a sub-communicator over one set of members of a context. Only the
@@ -73,14 +85,38 @@ struct creation_slot {
 };
 
 struct context_state {
+    // By (dest, source, tag); unordered (the end-of-world report sorts what it lists).
+    using channel_map = std::unordered_map<std::tuple<int, int, int>, channel, channel_key_hash>;
+    using message_map = std::map<std::uint64_t, message>;
+    using posted_map = std::map<std::uint64_t, posted_receive>;
+
     context_state(int context_id, std::vector<int> world_ranks) : id(context_id), members(std::move(world_ranks)) {}
 
     const int id;                   // for messages only
     const std::vector<int> members; // world rank of each rank of the context
 
-    std::map<std::tuple<int, int, int>, channel> channels;  // by (dest, source, tag)
+    channel_map channels;
     std::map<std::uint64_t, collective_slot> collectives;   // by collective call number
     std::map<std::pair<std::vector<int>, std::uint64_t>, creation_slot> creations;  // by (sorted members, n)
+
+    // Channels and messages live in map nodes that are kept for reuse once drained or taken
+    // (up to `spare_nodes` of each kind): a steady loop of messages allocates no node after
+    // its first iteration.
+    // The channel (dest, source, tag), added (empty) if it has none.
+    channel& channel_at(const std::tuple<int, int, int>& key);
+    // Drops a drained channel (nothing pending or posted, as many sends as receives).
+    void drop_channel(channel_map::iterator it);
+    message& add_message(channel& ch, std::uint64_t number, message&& m);
+    // Takes message `number` (which must be there) off its channel.
+    message take_message(channel& ch, std::uint64_t number);
+    void add_posted(channel& ch, std::uint64_t number, const posted_receive& r);
+    void erase_posted(channel& ch, posted_map::iterator it);
+
+  private:
+    static constexpr std::size_t spare_nodes = 1024;
+    std::vector<channel_map::node_type> spare_channels_;
+    std::vector<message_map::node_type> spare_messages_;
+    std::vector<posted_map::node_type> spare_posted_;
 };
 
 // "context 2 (world ranks [2,3])"

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <sstream>
+#include <typeinfo>
 
 #include "simulator/errors.hpp"
 #include "simulator/send_fingerprint.hpp"
@@ -13,16 +14,19 @@ namespace distdl::sim {
 
 namespace {
 
+// Drained channels are kept while a context has at most this many.
+constexpr std::size_t kept_channels = 1024;
+
 // Every request of the simulator: knows its world, and reports itself at the end of the world
 // if it is destroyed without having been waited on.
 class sim_request : public request_state {
   public:
-    sim_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank)
-        : owner_(std::move(owner)), context_(std::move(context)), rank_(rank) {}
+    sim_request(std::shared_ptr<const request_anchor> anchor, int rank)
+        : anchor_(std::move(anchor)), owner_(anchor_->owner.get()), context_(anchor_->context.get()), rank_(rank) {}
     sim_request(const sim_request&) = delete;
     sim_request& operator=(const sim_request&) = delete;
 
-    const world* owner() const { return owner_.get(); }
+    const world* owner() const { return owner_; }
     // Caller holds the world lock.
     void mark_waited() {
         if (!waited_) owner_->request_waited();
@@ -34,8 +38,9 @@ class sim_request : public request_state {
     bool waited() const { return waited_; }
 
   protected:
-    std::shared_ptr<world> owner_;
-    std::shared_ptr<context_state> context_;  // keeps the messages alive until received
+    std::shared_ptr<const request_anchor> anchor_;  // keeps the world and the messages alive
+    world* owner_;
+    context_state* context_;
     int rank_;
 
     // Called by the destructor of each final class (describe() is gone in the base's).
@@ -82,7 +87,7 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
             to_layout = posted->second.layout;
             m.delivered = true;
         }  // else the receive reports the mismatch; no data moves
-        ch->second.posted.erase(posted);
+        context.erase_posted(ch->second, posted);
     } else if (!or_buffer) {
         return false;
     } else {
@@ -95,7 +100,7 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
         m.in_flight = true;  // the receive is not ready, and waits before its buffer goes away
         held.unlock();
         const std::uint64_t copied = copy_with_fingerprint(to, to_layout, from, m.deferred_layout);
-        held.lock();
+        w.relock(held);
         m.in_flight = false;  // map nodes are stable, and an in-flight message keeps its channel
         const auto& [dest, source, tag] = d.channel;
         if (copied != m.deferred_fingerprint && modified.empty())
@@ -112,10 +117,10 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
 // rank, at the latest in its wait).
 class send_request final : public sim_request {
   public:
-    send_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank, int dest, int tag,
+    send_request(std::shared_ptr<const request_anchor> anchor, int rank, int dest, int tag,
                  std::uint64_t number, const void* buf, const strided_layout& layout, std::size_t count, dtype type,
                  std::uint64_t copied, bool deferred)
-        : sim_request(std::move(owner), std::move(context), rank), dest_(dest), tag_(tag), number_(number), buf_(buf),
+        : sim_request(std::move(anchor), rank), dest_(dest), tag_(tag), number_(number), buf_(buf),
           layout_(layout), count_(count), type_(type), fingerprint_(copied), deferred_(deferred) {}
     ~send_request() override {
         // Dropped without a wait: a deferred message still in the buffer is buffered now, so
@@ -129,7 +134,7 @@ class send_request final : public sim_request {
                 std::string modified;
                 std::vector<int> wake;
                 for (auto it = list.begin(); it != list.end(); ++it) {
-                    if (it->context != context_ || it->channel != std::make_tuple(dest_, rank_, tag_) ||
+                    if (it->context.get() != context_ || it->channel != std::make_tuple(dest_, rank_, tag_) ||
                         it->number != number_)
                         continue;
                     const deferred_send d = *it;
@@ -173,10 +178,12 @@ class send_request final : public sim_request {
 
 class recv_request final : public sim_request {
   public:
-    recv_request(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int dest, int source, int tag,
-                 std::uint64_t number, void* buf, const strided_layout& layout, std::size_t count, dtype type)
-        : sim_request(std::move(owner), std::move(context), dest), source_(source), tag_(tag), number_(number),
-          buf_(buf), layout_(layout), count_(count), type_(type) {}
+    recv_request(std::shared_ptr<const request_anchor> anchor, channel& ch, int dest,
+                 int source, int tag, std::uint64_t number, void* buf, const strided_layout& layout, std::size_t count,
+                 dtype type)
+        : sim_request(std::move(anchor), dest), source_(source), tag_(tag), number_(number),
+          buf_(buf), layout_(layout), count_(count), type_(type),
+          channel_(&ch) {}
     ~recv_request() override {
         // A completed receive has taken its message: no sender refers to its buffer any more.
         if (waited()) return;
@@ -204,22 +211,20 @@ class recv_request final : public sim_request {
 
     // The matched message once it has fully arrived, else null. Caller holds the lock.
     const message* arrived() const {
-        auto it = context_->channels.find({rank_, source_, tag_});
-        if (it == context_->channels.end()) return nullptr;
-        auto m = it->second.pending.find(number_);
-        if (m == it->second.pending.end() || m->second.in_flight || m->second.deferred != nullptr) return nullptr;
+        auto m = channel_->pending.find(number_);
+        if (m == channel_->pending.end() || m->second.in_flight || m->second.deferred != nullptr) return nullptr;
         return &m->second;
     }
     bool ready() const { return arrived() != nullptr; }
 
     // Takes the matched message off its channel. Caller holds the lock; ready() holds.
     message take() {
-        auto it = context_->channels.find({rank_, source_, tag_});
-        auto& ch = it->second;
-        auto node = ch.pending.extract(number_);
-        message m = std::move(node.mapped());
-        // A drained channel is the same as a fresh one: drop it so the map stays small.
-        if (ch.pending.empty() && ch.next_send == ch.next_recv) context_->channels.erase(it);
+        channel& ch = *channel_;
+        message m = context_->take_message(ch, number_);
+        // A drained channel is the same as a fresh one: dropped once the context has many, so
+        // that the map stays small (a steady loop over a few channels finds them kept).
+        if (ch.pending.empty() && ch.next_send == ch.next_recv && context_->channels.size() > kept_channels)
+            context_->drop_channel(context_->channels.find({rank_, source_, tag_}));
         if (m.type != type_ || m.count != count_) {
             std::ostringstream out;
             out << "sim: message mismatch on " << name(*context_) << ": " << who(*context_, rank_) << " receives "
@@ -249,6 +254,8 @@ class recv_request final : public sim_request {
     strided_layout layout_;
     std::size_t count_;
     dtype type_;
+    // Its channel, which is not dropped before this receive has taken its message.
+    channel* channel_;
 };
 
 // A send at most this large copies its data while holding the world lock: letting the lock
@@ -278,13 +285,14 @@ std::uint64_t member_set_key(const std::vector<int>& sorted) {
 }  // namespace
 
 sim_communicator::sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank)
-    : world_(std::move(owner)), context_(std::move(context)), rank_(rank) {}
+    : world_(std::move(owner)), context_(std::move(context)), rank_(rank),
+      anchor_(std::make_shared<const request_anchor>(request_anchor{world_, context_})) {}
 
 void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const std::vector<int>& world_ranks) {
     if (world_ranks.empty()) return;
     held.unlock();
     for (int w : world_ranks) world_->signal(w);
-    held.lock();
+    world_->relock(held);
 }
 
 request sim_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
@@ -301,7 +309,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
     auto held = world_->lock();
     world_->throw_if_aborted();
     const int dest_world = context_->members[static_cast<std::size_t>(dest)];
-    auto& ch = context_->channels[{dest, rank_, tag}];
+    channel& ch = context_->channel_at({dest, rank_, tag});
     const std::uint64_t number = ch.next_send++;
     // The copy that makes the send buffered: straight into the receive buffer when the receive
     // is already posted and matches, else into pooled storage. It runs outside the lock, with
@@ -320,38 +328,38 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
             to_layout = posted->second.layout;
             m.delivered = true;
         }
-        ch.posted.erase(posted);
+        context_->erase_posted(ch, posted);
     }
     if (!receive_posted && bytes >= deferred_bytes) {
         // Only its fingerprint is taken now (in flight meanwhile: not ready, nor movable).
         m.deferred = buf;
         m.deferred_layout = layout;
         m.sender_world = world_rank();
-        message& queued = ch.pending.emplace(number, std::move(m)).first->second;
+        message& queued = context_->add_message(ch, number, std::move(m));
         world_->deferred(world_rank()).push_back({context_, {dest, rank_, tag}, number});
         world_->request_created();
         held.unlock();
         const std::uint64_t taken = fingerprint(buf, layout);
-        held.lock();
+        world_->relock(held);
         queued.deferred_fingerprint = taken;
         queued.in_flight = false;
         const bool wake = world_->mark_woken(dest_world);  // a dropped receive may wait for in_flight
         held.unlock();
         if (wake) world_->signal(dest_world);
-        return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, layout, count, type, taken,
+        return std::make_unique<send_request>(anchor_, rank_, dest, tag, number, buf, layout, count, type, taken,
                                               true);
     }
     if (!m.delivered && bytes > 0) {
         m.data = world_->pool().take(bytes);
         to = m.data.bytes.get();
     }
-    message& queued = ch.pending.emplace(number, std::move(m)).first->second;
+    message& queued = context_->add_message(ch, number, std::move(m));
     world_->request_created();
     std::uint64_t copied = fingerprint(buf, 0);
     if (bytes > copy_unlocked_bytes) {
         held.unlock();
         copied = copy_with_fingerprint(to, to_layout, buf, layout);
-        held.lock();
+        world_->relock(held);
     } else if (bytes > 0) {
         copied = copy_with_fingerprint(to, to_layout, buf, layout);
     }
@@ -359,7 +367,7 @@ request sim_communicator::post_send(const void* buf, const strided_layout& layou
     const bool wake = world_->mark_woken(dest_world);
     held.unlock();
     if (wake) world_->signal(dest_world);
-    return std::make_unique<send_request>(world_, context_, rank_, dest, tag, number, buf, layout, count, type, copied,
+    return std::make_unique<send_request>(anchor_, rank_, dest, tag, number, buf, layout, count, type, copied,
                                           false);
 }
 
@@ -375,10 +383,10 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
                                        int source, int tag) {
     auto held = world_->lock();
     world_->throw_if_aborted();
-    auto& ch = context_->channels[{rank_, source, tag}];
+    channel& ch = context_->channel_at({rank_, source, tag});
     const std::uint64_t number = ch.next_recv++;
     auto posted =
-        std::make_unique<recv_request>(world_, context_, rank_, source, tag, number, buf, layout, count, type);
+        std::make_unique<recv_request>(anchor_, ch, rank_, source, tag, number, buf, layout, count, type);
     // Posted for a message not sent yet, or for a deferred one: its sender then moves the data
     // straight here (woken if it waits).
     int sender_to_wake = -1;
@@ -386,7 +394,7 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
         auto m = ch.pending.find(number);
         if (m != ch.pending.end() && m->second.deferred != nullptr) sender_to_wake = m->second.sender_world;
     }
-    if (number >= ch.next_send || sender_to_wake >= 0) ch.posted.emplace(number, posted->target());
+    if (number >= ch.next_send || sender_to_wake >= 0) context_->add_posted(ch, number, posted->target());
     world_->request_created();
     if (sender_to_wake >= 0 && world_->mark_woken(sender_to_wake)) {
         held.unlock();
@@ -398,12 +406,19 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
 void sim_communicator::do_wait_all(std::vector<request>& requests) {
     std::vector<send_request*> sends;
     std::vector<recv_request*> pending;
+    sends.reserve(requests.size());
+    pending.reserve(requests.size());
     for (auto& r : requests) {
-        auto* mine = dynamic_cast<sim_request*>(r.get());
-        DISTDL_REQUIRE(mine != nullptr && mine->owner() == world_.get(),
+        // (Type comparisons, not dynamic_cast: the request classes are final, and this runs
+        // for every message.)
+        request_state* given = r.get();
+        const std::type_info& type = given == nullptr ? typeid(void) : typeid(*given);
+        const bool is_send = type == typeid(send_request);
+        DISTDL_REQUIRE((is_send || type == typeid(recv_request)) &&
+                           static_cast<sim_request*>(given)->owner() == world_.get(),
                        "sim: wait_all was given a request of another transport or another simulated world");
-        if (auto* send = dynamic_cast<send_request*>(mine)) sends.push_back(send);
-        else pending.push_back(static_cast<recv_request*>(mine));
+        if (is_send) sends.push_back(static_cast<send_request*>(given));
+        else pending.push_back(static_cast<recv_request*>(given));
     }
     auto held = world_->lock();
     world_->throw_if_aborted();
@@ -424,7 +439,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         for (const recv_request* r : pending) {
             const message* m = r->arrived();
             if (m == nullptr) all = false;
-            else if (!m->delivered && m->data.capacity >= early_copy_out_bytes) return true;
+            else if (!m->delivered && m->count * size_of(m->type) >= early_copy_out_bytes) return true;
         }
         return all;
     };
@@ -443,7 +458,8 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
             if ((*it)->ready()) {
                 (*it)->mark_waited();
                 arrived.emplace_back(*it, (*it)->take());
-                buffered_bytes += arrived.back().second.data.capacity;
+                const message& m = arrived.back().second;
+                if (!m.delivered) buffered_bytes += m.count * size_of(m.type);
                 it = pending.erase(it);
             } else {
                 ++it;
@@ -454,7 +470,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         const bool unlocked = buffered_bytes > copy_unlocked_bytes;
         if (unlocked) held.unlock();
         for (const auto& [r, m] : arrived) r->copy_in(m);
-        if (unlocked) held.lock();
+        if (unlocked) world_->relock(held);
         for (auto& entry : arrived) world_->pool().give(std::move(entry.second.data));
     }
     move_deferred(held, true);
@@ -568,7 +584,7 @@ void sim_communicator::run_collective(collective_call call) {
         } catch (...) {
             share_failure = std::current_exception();
         }
-        held.lock();
+        world_->relock(held);
         if (++slot.shares_done == n) {
             std::vector<int> wake;
             for (int r = 0; r < n; ++r)

@@ -21,6 +21,15 @@
 
 namespace distdl::sim {
 
+// What keeps a communicator's requests usable: its world and context. Each communicator has
+// one anchor, so creating and dropping a request changes only that rank's reference count,
+// not the world's and the context's, which every rank shares (a cache line moving between
+// cores at every message).
+struct request_anchor {
+    std::shared_ptr<world> owner;
+    std::shared_ptr<context_state> context;
+};
+
 class sim_communicator final : public communicator {
   public:
     sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank);
@@ -66,6 +75,7 @@ class sim_communicator final : public communicator {
     std::shared_ptr<world> world_;
     std::shared_ptr<context_state> context_;
     int rank_;
+    std::shared_ptr<const request_anchor> anchor_;
     // Used only by the owning rank's thread.
     std::uint64_t collectives_called_ = 0;
     std::map<std::uint64_t, std::uint64_t> creations_called_;  // by a hash of the sorted member set

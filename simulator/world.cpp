@@ -54,15 +54,21 @@ bool world::mark_woken(int world_rank) {
 }
 
 std::unique_lock<std::mutex> world::lock() {
+    std::unique_lock<std::mutex> held(mutex_, std::defer_lock);
+    relock(held);
+    return held;
+}
+
+void world::relock(std::unique_lock<std::mutex>& held) {
     // A rank that finds the lock taken yields a few times before it sleeps on it: the holder
     // keeps it for a few hundred nanoseconds, and a sleeping rank costs its wakers a futex
     // call and itself a trip through the scheduler's sleep path, as in spin_for_wake.
     constexpr int yields_before_sleeping = 50;
     for (int i = 0; i < yields_before_sleeping; ++i) {
-        if (mutex_.try_lock()) return std::unique_lock<std::mutex>(mutex_, std::adopt_lock);
+        if (held.try_lock()) return;
         std::this_thread::yield();
     }
-    return std::unique_lock<std::mutex>(mutex_);
+    held.lock();
 }
 
 void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready,
@@ -112,7 +118,7 @@ void world::spin_for_wake(std::unique_lock<std::mutex>& lock, rank_state& me) {
     while (!me.woken_hint.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
         std::this_thread::yield();
     spinning_.fetch_sub(1, std::memory_order_relaxed);
-    lock.lock();
+    relock(lock);
 }
 
 void world::wait_for_peers(std::unique_lock<std::mutex>& lock, int world_rank, const std::function<bool()>& ready) {
@@ -197,8 +203,12 @@ std::string world::unfinished_communication_locked() const {
     std::vector<std::string> unreceived;
     std::size_t unreceived_messages = 0;
     for (const auto& context : contexts_) {
-        for (const auto& [key, ch] : context->channels) {
-            if (ch.pending.empty()) continue;
+        std::vector<std::pair<std::tuple<int, int, int>, const channel*>> channels;  // in (dest, source, tag) order
+        for (const auto& [key, ch] : context->channels)
+            if (!ch.pending.empty()) channels.emplace_back(key, &ch);
+        std::sort(channels.begin(), channels.end());
+        for (const auto& [key, channel_pointer] : channels) {
+            const channel& ch = *channel_pointer;
             const auto& [dest, source, tag] = key;
             const message& first = ch.pending.begin()->second;
             unreceived_messages += ch.pending.size();

@@ -44,6 +44,8 @@ class world {
 
     int size() const { return static_cast<int>(ranks_.size()); }
     std::unique_lock<std::mutex> lock();
+    // Takes the lock back after the caller let it go (as lock() takes it).
+    void relock(std::unique_lock<std::mutex>& held);
 
     // --- The caller holds the lock. ---
 
