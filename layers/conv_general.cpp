@@ -133,6 +133,8 @@ struct general_conv<T>::state {
     [[noreturn]] void refuse(const std::string& own, const std::string& fallback) const;
     void relayout(const tensor<T>& x);
     shape_t empty_batch_window() const;
+    shape_t window_for(std::size_t batch, std::size_t channels, const shape_t& global, const shape_t& grid,
+                         const shape_t& at) const;
     shape_t local_output_shape(const tensor<T>& xin) const;
     void local_forward(const tensor<T>& xin, tensor<T>& out);
     void local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out,
@@ -257,21 +259,8 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     g.bias = uses_bias;
     // With input_shape given, this worker's window shape (the kernel's engine depends on it).
     shape_t planned_window;
-    if (spec.input_shape) {
-        const shape_t& global = *spec.input_shape;
-        planned_window = {global[0], in_block};
-        for (std::size_t e = 0; e < dims; ++e) {
-            const std::size_t n = global[2 + e];
-            if (!halo_dim[e]) {
-                planned_window.push_back(n);
-                continue;
-            }
-            const std::size_t k = spec.kernel_size[e], s = spec.stride[e], dil = spec.dilation[e];
-            const std::size_t m = kernel_output_length(n, k, s, spec.padding[e], dil);
-            const std::size_t a = balanced_start(m, w_grid[2 + e], at[2 + e]), b = balanced_stop(m, w_grid[2 + e], at[2 + e]);
-            planned_window.push_back(b > a ? s * (b - 1 - a) + dil * (k - 1) + 1 : 0);
-        }
-    }
+    if (spec.input_shape)
+        planned_window = window_for((*spec.input_shape)[0], in_block, *spec.input_shape, w_grid, at);
     kernel = std::make_unique<kernels::convolution<T>>(g, kernels::conv_engine::automatic, planned_window);
     kernel_keeps_x = kernel->retains_input();
 }
@@ -452,18 +441,25 @@ void general_conv<T>::state::relayout(const tensor<T>& x) {
 // This worker's window for a batch of 0 (the halo exchange refuses an empty batch dimension).
 template <class T>
 shape_t general_conv<T>::state::empty_batch_window() const {
-    const shape_t at = P_x.index();
-    shape_t shape{0, own_x_shape[1]};
+    return window_for(0, own_x_shape[1], global_x_shape, P_x.shape(), P_x.index());
+}
+
+// The window (batch x channels x spatial) of the worker at `at` of a grid whose spatial
+// dimensions are P_x's, for the global input shape `global`: in a dimension with a halo, the
+// input its block of outputs reads; elsewhere the whole length.
+template <class T>
+shape_t general_conv<T>::state::window_for(std::size_t batch, std::size_t channels, const shape_t& global,
+                                             const shape_t& grid, const shape_t& at) const {
+    shape_t shape{batch, channels};
     for (std::size_t e = 0; e < dims; ++e) {
-        const std::size_t n = global_x_shape[2 + e];
+        const std::size_t n = global[2 + e];
         if (!halo_dim[e]) {
             shape.push_back(n);
             continue;
         }
         const std::size_t k = spec.kernel_size[e], s = spec.stride[e], dil = spec.dilation[e];
         const std::size_t m = kernel_output_length(n, k, s, spec.padding[e], dil);
-        const std::size_t a = balanced_start(m, P_x.shape()[2 + e], at[2 + e]);
-        const std::size_t b = balanced_stop(m, P_x.shape()[2 + e], at[2 + e]);
+        const std::size_t a = balanced_start(m, grid[2 + e], at[2 + e]), b = balanced_stop(m, grid[2 + e], at[2 + e]);
         shape.push_back(b > a ? s * (b - 1 - a) + dil * (k - 1) + 1 : 0);
     }
     return shape;
