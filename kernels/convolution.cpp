@@ -49,10 +49,6 @@ bool direct_is_faster(const conv_geometry& g, const shape_t& planned_x_shape) {
     return width >= 96 && (lanes - width) * 20 <= width;
 }
 
-void detail_box_inside(const shape_t& shape, const shape_t& start, const shape_t& extent, const char* what) {
-    ::distdl::detail::require_box_inside(shape, start, extent, what);
-}
-
 template <class T>
 bool spans_images_and_channels(const shape_t& x_shape, const dx_redirect<T>& r) {
     return r.start[0] == 0 && r.start[1] == 0 && r.extent[0] == x_shape[0] && r.extent[1] == x_shape[1] &&
@@ -104,7 +100,8 @@ template <class T>
 convolution<T>::convolution(const conv_geometry& geometry, conv_engine engine, const shape_t& planned_x_shape)
     : g_(normalized(geometry)), engine_(engine), engines_(std::make_unique<engines>()) {
     if (!std::is_same_v<T, float> || engine_ == conv_engine::im2col) return;
-    const bool direct = engine_ == conv_engine::direct || (engine_ == conv_engine::automatic && direct_is_faster(g_, planned_x_shape));
+    const bool direct = engine_ == conv_engine::direct ||
+                        (engine_ == conv_engine::automatic && direct_is_faster(g_, planned_x_shape));
     if (direct && detail::direct_convolution::supports(g_))
         engines_->direct = std::make_unique<detail::direct_convolution>(g_);
     else
@@ -229,8 +226,8 @@ void convolution<T>::check_redirect(const shape_t& x_shape, const dx_redirect<T>
                    "kernels::convolution::backward: a dx redirect needs start, extent, target shape and target start "
                    "of rank "
                        << x_shape.size() << " and a target");
-    detail_box_inside(x_shape, r.start, r.extent, "redirected box of dx");
-    detail_box_inside(r.target_shape, r.target_start, r.extent, "redirect target box");
+    ::distdl::detail::require_box_inside(x_shape, r.start, r.extent, "redirected box of dx");
+    ::distdl::detail::require_box_inside(r.target_shape, r.target_start, r.extent, "redirect target box");
 }
 
 template <class T>
