@@ -2,7 +2,6 @@
 // on the same ranks and data, with Google Benchmark. See bench/README.md.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "bench/measure.hpp"
+#include "bench/median.hpp"
 #include "bench/mpi_step.hpp"
 #include "bench/step.hpp"
 #include "bench/workload.hpp"
@@ -131,12 +131,6 @@ class silent_reporter final : public benchmark::BenchmarkReporter {
     bool ReportContext(const Context&) override { return true; }
     void ReportRuns(const std::vector<Run>&) override {}
 };
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 struct role_kind {
     std::string name;

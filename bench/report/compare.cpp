@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench/median.hpp"
 #include "bench/report/format.hpp"
 
 namespace distdl::bench::report {
@@ -47,12 +48,6 @@ std::string transport_of(const std::string& workload) {
     for (const auto& part : segments(workload))
         if (part == "sim" || part == "mpi") return part;
     return "";
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // By transport: the median over workloads of new baseline time / old baseline time (how much
