@@ -70,10 +70,19 @@ fi
 mpiexec="${MPIEXEC:-mpiexec}"
 mkdir -p "$out"
 
+# One run of distdl-bench: run_sim WORKERS OUT [flags] (WORKERS a comma list), run_mpi RANKS OUT [flags].
+run_sim() {
+  "$bin/distdl-bench" --transport sim --workers "$1" "${quick[@]}" --out "$2" --benchmark_color=false \
+    "${extra[@]}" "${@:3}"
+}
+run_mpi() {
+  "$mpiexec" --oversubscribe -n "$1" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$2" \
+    --benchmark_color=false "${extra[@]}" "${@:3}"
+}
+
 workers=$(tr ' ' ',' <<<"$ranks")
 echo "bench.sh: simulator, workers $workers"
-"$bin/distdl-bench" --transport sim --workers "$workers" "${quick[@]}" --out "$work/sim.json" \
-  --benchmark_color=false "${extra[@]}"
+run_sim "$workers" "$work/sim.json"
 
 # Shared-memory transport without cross-process memory access (containers often forbid it),
 # as in the test suite; override by exporting the variable.
@@ -81,18 +90,17 @@ export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_cop
 if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 for n in $ranks; do
   echo "bench.sh: Open MPI, $n ranks"
-  "$mpiexec" --oversubscribe -n "$n" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$work/mpi$n.json" \
-    --benchmark_color=false "${extra[@]}"
+  run_mpi "$n" "$work/mpi$n.json"
 done
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ "$commit" != unknown && -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
   commit="$commit (with uncommitted changes)"
 fi
-"$bin/report/distdl-bench-report" --out-dir "$out" --commit "$commit" "$work"/sim.json "$work"/mpi*.json
+report="$bin/report/distdl-bench-report"
+"$report" --out-dir "$out" --commit "$commit" "$work"/sim.json "$work"/mpi*.json
 
 [[ -n "$compare" ]] || exit 0
-report="$bin/report/distdl-bench-report"
 compared=(--compare "$work/old.json" "$out/bench.json" --tolerance "$tolerance" --min-baseline "$min_baseline")
 echo "bench.sh: comparing with $compare (tolerance $tolerance, up to $retries re-runs of a worse benchmark)"
 # Each attempt re-runs ours and baseline of the workloads still worse (one run per transport and
@@ -116,13 +124,7 @@ for ((attempt = 1; attempt <= retries; attempt++)); do
   for key in "${!groups[@]}"; do
     read -r transport n <<<"$key"
     filter="--benchmark_filter=^(ours|baseline)/(${groups[$key]})(/|\$)"
-    if [[ $transport == sim ]]; then
-      "$bin/distdl-bench" --transport sim --workers "$n" "${quick[@]}" --out "$dir/runs/sim$n.json" \
-        --benchmark_color=false "${extra[@]}" "$filter"
-    else
-      "$mpiexec" --oversubscribe -n "$n" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$dir/runs/mpi$n.json" \
-        --benchmark_color=false "${extra[@]}" "$filter"
-    fi
+    "run_$transport" "$n" "$dir/runs/$transport$n.json" "$filter"
   done
   unset groups
   if compgen -G "$dir/runs/*.json" >/dev/null; then
