@@ -49,6 +49,14 @@ bool direct_is_faster(const conv_geometry& g, const shape_t& planned_x_shape) {
     return width >= 96 && (lanes - width) * 20 <= width;
 }
 
+// Delivers the redirected box of a computed dx into its target (the engines that cannot write
+// it there themselves).
+template <class T>
+void copy_redirected(const tensor<T>& dx, const dx_redirect<T>& r) {
+    ::distdl::detail::copy_box(dx.data(), shape_of(dx), r.start, r.target, r.target_shape, r.target_start, r.extent,
+                               ::distdl::detail::box_op::assign);
+}
+
 template <class T>
 bool spans_images_and_channels(const shape_t& x_shape, const dx_redirect<T>& r) {
     return r.start[0] == 0 && r.start[1] == 0 && r.extent[0] == x_shape[0] && r.extent[1] == x_shape[1] &&
@@ -236,9 +244,7 @@ void convolution<T>::backward(const tensor<T>& x, const tensor<T>& dy, const ten
     if (redirect) check_redirect(shape_of(x), *redirect);
     if (engines_->direct) return direct_backward(shape_of(x), x.data(), dy, w, dx, dw, db, redirect);
     backward_data(dy, w, shape_of(x), dx);
-    if (redirect)
-        ::distdl::detail::copy_box(dx.data(), shape_of(dx), redirect->start, redirect->target, redirect->target_shape,
-                                   redirect->target_start, redirect->extent, ::distdl::detail::box_op::assign);
+    if (redirect) copy_redirected(dx, *redirect);
     weights_pass(x, dy, dw, db, true);
 }
 
@@ -266,14 +272,9 @@ void convolution<T>::direct_backward(const shape_t& x_shape, const T* x, const t
     check_weight(w, "backward_data");
     check_parameters(dw, db, "backward_weights", "bias gradient");
     if (shape_of(dx) != x_shape) dx.resize(x_shape);
-    const auto copy_redirected = [&] {
-        if (redirect)
-            ::distdl::detail::copy_box(dx.data(), x_shape, redirect->start, redirect->target, redirect->target_shape,
-                                       redirect->target_start, redirect->extent, ::distdl::detail::box_op::assign);
-    };
     if (dy.size() == 0) {  // no output channels or no outputs: nothing reaches y
         std::fill(dx.begin(), dx.end(), T(0));
-        copy_redirected();
+        if (redirect) copy_redirected(dx, *redirect);
         return;
     }
     if constexpr (std::is_same_v<T, float>) {
@@ -286,7 +287,7 @@ void convolution<T>::direct_backward(const shape_t& x_shape, const T* x, const t
         engines_->direct->backward(x_shape, x, dy.data(), w.data(), dx.size() > 0 ? dx.data() : nullptr, dw.data(),
                                    db ? db->data() : nullptr, true, direct_redirect ? &*direct_redirect : nullptr);
         engines_->used_direct();
-        if (!direct_redirect) copy_redirected();
+        if (redirect && !direct_redirect) copy_redirected(dx, *redirect);
     }
 }
 
