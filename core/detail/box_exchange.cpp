@@ -1,5 +1,7 @@
 #include "core/detail/box_exchange.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <utility>
@@ -35,8 +37,8 @@ std::size_t lay_out(const std::vector<box_transfer>& list, const shape_t& shape,
 }  // namespace
 
 template <class T>
-box_exchange<T>::box_exchange(box_exchange_plan plan, int forward_tag, int reverse_tag)
-    : plan_(std::move(plan)), forward_tag_(forward_tag), reverse_tag_(reverse_tag) {
+box_exchange<T>::box_exchange(box_exchange_plan plan, int forward_tag, int reverse_tag, std::size_t meeting_limit)
+    : plan_(std::move(plan)), forward_tag_(forward_tag), reverse_tag_(reverse_tag), meeting_limit_(meeting_limit) {
     send_volume_ = lay_out(plan_.sends, plan_.source_shape, sizeof(T), "send", send_slots_);
     receive_volume_ = lay_out(plan_.receives, plan_.dest_shape, sizeof(T), "receive", receive_slots_);
     if (plan_.has_self) {
@@ -91,13 +93,15 @@ bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from
                    send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status,
                    self_placed);
     };
-    if (comm.size() > status_in_messages_limit && comm.collectives_are_one_step()) {  // the simulator: one all-reduce while data fly
+    if (!meets(comm) && comm.size() > status_in_messages_limit &&
+        comm.collectives_are_one_step()) {  // the simulator: one all-reduce while data fly
         bool any_changed = false;
         go([&] { any_changed = agree_on_call(comm, problem, changed); }, nullptr);
         return any_changed;
     }
-    // Larger communicators on MPI: the status goes to rank 0 with the data and the OR comes back
-    // (run() sees a status on a communicator above the limit).
+    // The status goes with the data: in the meeting, in messages to every peer, or (larger
+    // communicators on MPI) to rank 0 and back as the OR (run() sees a status on a communicator
+    // above the limit).
     const unsigned mine = (problem.empty() ? 0u : status_problem) | (changed ? status_changed : 0u);
     const unsigned all = go({}, &mine);
     // Every worker saw every status word: all of them take this branch together.
@@ -112,6 +116,9 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
                               const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
                               T* in_data, box_op op, int tag, bool forward, const std::function<void()>& in_flight,
                               const unsigned* status, bool self_placed) {
+    if (meets(comm))
+        return run_meeting(comm, outgoing, out_shape, out_data, incoming, in_shape, in_data, op, forward, in_flight,
+                           status, self_placed);
     // Buffer layout: transfer i at its slot's offset plus i (room for an appended status).
     const auto packed = [](std::vector<T>& buffer, const std::vector<slot>& slots) {
         if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count + slots.size());
@@ -255,6 +262,83 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         if (s.count == 0 || in_place(s)) continue;
         unpack_box(in_buffer.data() + s.buffer_offset + i, in_data, in_shape, incoming[i].start, incoming[i].extent, op);
     }
+    return all;
+}
+
+template <class T>
+bool box_exchange<T>::meets(communicator& comm) {
+    if (meeting_ < 0) {
+        if (!comm.collectives_are_one_step()) {
+            meeting_ = 0;
+        } else {
+            const bool large = std::max(send_volume_, receive_volume_) * sizeof(T) > meeting_limit_;
+            traffic_scope scope(comm.traffic(), comm.traffic().label() + ".plan");
+            meeting_ = comm.all_reduce_sum(std::uint64_t{large}) == 0 ? 1 : 0;
+        }
+    }
+    return meeting_ == 1;
+}
+
+template <class T>
+unsigned box_exchange<T>::run_meeting(communicator& comm, const std::vector<box_transfer>& outgoing,
+                                      const shape_t& out_shape, const T* out_data,
+                                      const std::vector<box_transfer>& incoming, const shape_t& in_shape, T* in_data,
+                                      box_op op, bool forward, const std::function<void()>& in_flight,
+                                      const unsigned* status, bool self_placed) {
+    const auto n = static_cast<std::size_t>(comm.size());
+    const auto me = static_cast<std::size_t>(comm.rank());
+    // Per peer: its box, then (with a status) one status word; every other worker gets a word.
+    const std::size_t word = status != nullptr ? 1 : 0;
+    const auto lay_out_peers = [&](const std::vector<box_transfer>& list, std::vector<std::size_t>& counts,
+                                   std::vector<std::size_t>& displs, std::vector<T>& buffer) {
+        counts.assign(n, 0);
+        displs.assign(n, 0);
+        for (const auto& t : list) counts[static_cast<std::size_t>(t.peer)] = volume(t.extent);
+        std::size_t at = 0;
+        for (std::size_t q = 0; q < n; ++q) {
+            if (q != me) counts[q] += word;
+            displs[q] = at;
+            at += counts[q];
+        }
+        if (buffer.size() < at) buffer.resize(at);
+        return buffer.data();
+    };
+    T* send = lay_out_peers(outgoing, meet_send_counts_, meet_send_displs_, meet_send_);
+    T* recv = lay_out_peers(incoming, meet_recv_counts_, meet_recv_displs_, meet_recv_);
+    for (const auto& t : outgoing)
+        pack_box(out_data, out_shape, t.start, t.extent, send + meet_send_displs_[static_cast<std::size_t>(t.peer)]);
+    if (status != nullptr)
+        for (std::size_t q = 0; q < n; ++q)
+            if (q != me) send[meet_send_displs_[q] + meet_send_counts_[q] - 1] = static_cast<T>(*status);
+    {
+        // A worker that sends no data here sends only status words ("<label>.status" traffic).
+        std::optional<traffic_scope> status_only;
+        if (status != nullptr && (forward ? send_volume_ : receive_volume_) == 0)
+            status_only.emplace(comm.traffic(), comm.traffic().label() + ".status");
+        comm.all_to_all_v(send, meet_send_counts_, meet_send_displs_, recv, meet_recv_counts_, meet_recv_displs_,
+                          dtype_of<T>());
+    }
+    // The self box first (the first term of every sum), then the peers' boxes in increasing
+    // peer order, as run() does: the same bits on every transport.
+    if (plan_.has_self && !self_placed) {
+        const self_transfer& t = plan_.self;
+        if (forward)
+            copy_box(out_data, out_shape, t.source_start, in_data, in_shape, t.dest_start, t.extent, box_op::assign);
+        else
+            copy_box(out_data, out_shape, t.dest_start, in_data, in_shape, t.source_start, t.extent, box_op::assign);
+    }
+    // After the meeting (which no worker may miss); if it throws, nothing is unpacked.
+    if (in_flight) in_flight();
+    unsigned all = 0;
+    if (status != nullptr) {
+        all = *status;
+        for (std::size_t q = 0; q < n; ++q)
+            if (q != me) all |= static_cast<unsigned>(recv[meet_recv_displs_[q] + meet_recv_counts_[q] - 1]);
+        if (all & status_problem) return all;  // nothing is unpacked: the call fails everywhere
+    }
+    for (const auto& t : incoming)
+        unpack_box(recv + meet_recv_displs_[static_cast<std::size_t>(t.peer)], in_data, in_shape, t.start, t.extent,
+                   op);
     return all;
 }
 

@@ -42,7 +42,17 @@
 //      `in_flight`, in the overloads without a status, runs while this worker's messages are
 //      in flight (after the sends are posted and the self box is copied, before the wait); if
 //      it throws, the exchange still completes and the exception is rethrown after the wait,
-//      without unpacking.
+//      without unpacking. (In a meeting, below, it runs after the meeting.)
+//
+// Every member of `comm` runs each call (the status agreement needs all of them; the plain
+// overloads are called by all of them too).
+//
+// On a transport whose collectives meet in one step (communicator::collectives_are_one_step:
+// the simulator), an exchange in which no worker moves more than meeting_max_bytes runs as one
+// all_to_all_v instead of point-to-point messages: packed boxes, and with a status one word to
+// every peer, so every worker learns every status in that same meeting. One meeting costs less
+// there than a lock round per message and a wake-up per peer. Which way an exchange goes is
+// agreed once, by an all-reduce in its first call.
 //
 // Boxes that are one contiguous run of their array travel straight from and into the tensors
 // (no packing). The others, on a transport that moves boxes (communicator::moves_boxes: the
@@ -64,6 +74,10 @@
 #include "core/tensor.hpp"
 
 namespace distdl::detail {
+
+// An exchange runs as one meeting (see above) when no worker sends or receives more than this
+// in one direction.
+constexpr std::size_t meeting_max_bytes = 16 * 1024;
 
 // One box moved between this worker and `peer`; `start` is in this worker's local array
 // (the source array for a send, the destination array for a receive).
@@ -92,8 +106,11 @@ struct box_exchange_plan {
 template <class T>
 class box_exchange {
   public:
-    // `forward_tag` and `reverse_tag` label the messages of the two directions.
-    box_exchange(box_exchange_plan plan, int forward_tag, int reverse_tag);
+    // `forward_tag` and `reverse_tag` label the messages of the two directions. `meeting_limit`
+    // replaces meeting_max_bytes (every worker must pass the same; tests pass 0 to keep the
+    // messages where the transport would meet).
+    box_exchange(box_exchange_plan plan, int forward_tag, int reverse_tag,
+                 std::size_t meeting_limit = meeting_max_bytes);
 
     const box_exchange_plan& plan() const { return plan_; }
 
@@ -131,6 +148,13 @@ class box_exchange {
                  const std::function<void()>& in_flight, const unsigned* status, bool self_placed = false);
     bool agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op, const std::string& problem,
                     bool changed, bool self_placed = false);
+    // Whether this exchange runs as one meeting (decided at its first call, collectively).
+    bool meets(communicator& comm);
+    // One direction as one all_to_all_v (same arguments and result as run).
+    unsigned run_meeting(communicator& comm, const std::vector<box_transfer>& outgoing, const shape_t& out_shape,
+                         const T* out_data, const std::vector<box_transfer>& incoming, const shape_t& in_shape,
+                         T* in_data, box_op op, bool forward, const std::function<void()>& in_flight,
+                         const unsigned* status, bool self_placed);
 
     box_exchange_plan plan_;
     int forward_tag_, reverse_tag_;
@@ -142,6 +166,12 @@ class box_exchange {
     T status_out_{}, status_result_{};
     std::vector<T> status_in_;
     std::vector<char> has_message_;  // per peer: a data message carries the status
+    // The meeting (run_meeting): -1 undecided, 0 messages, 1 meeting; its counts,
+    // displacements and packed buffers, kept across calls.
+    std::size_t meeting_limit_;
+    int meeting_ = -1;
+    std::vector<std::size_t> meet_send_counts_, meet_send_displs_, meet_recv_counts_, meet_recv_displs_;
+    std::vector<T> meet_send_, meet_recv_;
 };
 
 // Communicators up to this size carry the call status to every peer (step 4); larger ones

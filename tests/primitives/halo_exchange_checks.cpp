@@ -216,15 +216,15 @@ DISTDL_CHECK(halo_trivial_kernel_moves_nothing, world_size >= 1) {
     MOVEMENT_CHECK_BITS(H.adjoint(x), x, "trivial adjoint");
     DCHECK_EQ(messages("halo_exchange"), data_before);
     // Only the per-call status word, each way: from every worker to every other one (no data
-    // message carries it); on a large partition one all-reduce where collectives are one step
-    // (the simulator), else to rank 0, which sends every other worker the result (none on a
-    // single worker).
+    // message carries it; where collectives are one step, the simulator, in the exchange's
+    // meeting); on a large partition elsewhere to rank 0, which sends every other worker the
+    // result (none on a single worker).
     const std::uint64_t status_per_direction =
-        W == 1                                                               ? 0u
-        : W <= static_cast<std::size_t>(detail::status_in_messages_limit) ? W - 1
-        : world->collectives_are_one_step()                                  ? 1u
-        : P_x.rank() == 0                                                    ? W - 1
-                                                                             : 1u;
+        W == 1                                                                ? 0u
+        : W <= static_cast<std::size_t>(detail::status_in_messages_limit) ||
+                world->collectives_are_one_step()                             ? W - 1
+        : P_x.rank() == 0                                                     ? W - 1
+                                                                              : 1u;
     DCHECK_EQ(messages("halo_exchange.status") - status_before, 2 * status_per_direction);
 }
 
