@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <iomanip>
 #include <map>
+#include <string>
+#include <tuple>
+#include <utility>
 #include <sstream>
 
 #include "bench/median.hpp"
@@ -50,19 +53,48 @@ std::string transport_of(const std::string& workload) {
     return "";
 }
 
-// By transport: the median over workloads of new baseline time / old baseline time (how much
-// slower or faster the machine runs now); 1 where no workload tells.
-std::map<std::string, double> machine_factors(const results& old_run, const results& new_run, double floor) {
-    std::map<std::string, std::vector<double>> changes;
+// "sim w16": the transport and the worker count ("w16", a segment of the name) of a workload;
+// the transport alone when the name has no worker count.
+std::string machine_group(const std::string& workload) {
+    for (const auto& part : segments(workload))
+        if (part.size() > 1 && part[0] == 'w' && part.find_first_not_of("0123456789", 1) == std::string::npos)
+            return transport_of(workload) + " " + part;
+    return transport_of(workload);
+}
+
+// A group's machine factor needs at least this many of its workloads; else its transport's.
+constexpr std::size_t min_group_workloads = 3;
+
+// How much slower or faster the machine runs now, for a workload: the median over workloads of
+// new baseline time / old baseline time, over those of its transport and worker count (on two
+// cores 16 workers contend differently from 4, and their baselines move apart), or of its
+// transport where fewer than min_group_workloads tell; 1 where none does.
+struct machine_factor_table {
+    std::map<std::string, std::vector<double>> changes;  // by group and by transport
+    // The factor and whose baselines gave it.
+    std::pair<double, std::string> of(const std::string& workload) const {
+        const std::string group = machine_group(workload), transport = transport_of(workload);
+        const auto group_changes = changes.find(group);
+        if (group_changes != changes.end() && group_changes->second.size() >= min_group_workloads)
+            return {median(group_changes->second), group};
+        const auto transport_changes = changes.find(transport);
+        if (transport_changes != changes.end() && !transport_changes->second.empty())
+            return {median(transport_changes->second), transport};
+        return {1.0, transport};
+    }
+};
+
+machine_factor_table machine_factors(const results& old_run, const results& new_run, double floor) {
+    machine_factor_table table;
     for (const auto& [name, old_w] : old_run.workloads) {
         const auto found = new_run.workloads.find(name);
         if (found == new_run.workloads.end()) continue;
         const double before = baseline_seconds(old_w), after = baseline_seconds(found->second);
-        if (before >= floor && after >= floor && before > 0 && after > 0) changes[transport_of(name)].push_back(after / before);
+        if (before < floor || after < floor || before <= 0 || after <= 0) continue;
+        table.changes[machine_group(name)].push_back(after / before);
+        if (machine_group(name) != transport_of(name)) table.changes[transport_of(name)].push_back(after / before);
     }
-    std::map<std::string, double> factors;
-    for (const auto& [transport, list] : changes) factors[transport] = median(list);
-    return factors;
+    return table;
 }
 
 // The attempt a regression's message shows: the one with the best ratio.
@@ -127,8 +159,7 @@ comparison compare(const results& old_run, const results& new_run, double tolera
         } else if (*row.new_ratio > limit) {
             row.old_ours = seconds_of(old_w, "ours");
             row.old_baseline = baseline_seconds(old_w);
-            const auto factor = factors.find(transport_of(name));
-            row.machine_factor = factor == factors.end() ? 1.0 : factor->second;
+            std::tie(row.machine_factor, row.machine_group) = factors.of(name);
             row.attempt_ours.push_back(seconds_of(found->second, "ours"));
             row.attempt_baselines.push_back(baseline_seconds(found->second));
             for (const results& retry : retries) {
@@ -185,7 +216,7 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
         << "(attempts: how many runs it took, with the ratio of each); noise: worse at first, within "
            "tolerance in a re-run; faster baseline: the ratio worse in every attempt but not ours' own "
            "time, allowing for the machine's speed (the median change of the baselines' times of the same "
-           "transport), so its baseline ran faster than in the old run; skipped: a baseline faster than the "
+           "transport and worker count, or of the transport where fewer than 3 workloads tell), so its baseline ran faster than in the old run; skipped: a baseline faster than the "
            "floor (timer noise), not compared; new: no old ratio to compare with\n";
     for (const auto& r : c.rows) {
         if (r.verdict == "MISSING")
@@ -207,8 +238,8 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
                 << show(r.best_ratio()) << ", worse in every attempt, but not ours' own time: "
                 << times("ours", r.old_ours, r.attempt_ours[k]) << ", "
                 << times("baseline", r.old_baseline, r.attempt_baselines[k]) << ", while the "
-                << (transport_of(r.workload).empty() ? "" : transport_of(r.workload) + " ")
-                << "baselines' times changed x" << format_fixed(r.machine_factor, 2) << " (median)\n";
+                << (r.machine_group.empty() ? "" : r.machine_group + " ") << "baselines' times changed x"
+                << format_fixed(r.machine_factor, 2) << " (median)\n";
         }
     }
     int noise = 0, faster_baseline = 0;

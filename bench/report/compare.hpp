@@ -32,10 +32,11 @@ struct comparison_row {
     // compare with), "skipped" (baseline below the floor)
     std::string verdict;
     // Of a flagged workload: seconds per iteration of ours and baseline, old and in each attempt
-    // (the first run, then the re-runs), and the machine's speed change its transport showed.
+    // (the first run, then the re-runs), and the machine's speed change its baselines showed.
     double old_ours = 0, old_baseline = 0;
     std::vector<double> attempt_ours, attempt_baselines;
     double machine_factor = 1;
+    std::string machine_group;  // whose baselines gave machine_factor ("sim w16", "mpi")
 
     int attempts() const { return 1 + static_cast<int>(retry_ratios.size()); }
     // The ratio of each attempt: the first run's, then the re-runs'.

@@ -137,7 +137,7 @@ TEST(compare, a_ratio_worse_only_because_the_baseline_ran_faster_is_no_regressio
         << out;
     EXPECT_TRUE(contains(out, "faster baseline: benchmark repartition/sim/w16/large ratio 3.909 -> 4.914, worse in every "
                               "attempt, but not ours' own time: ours 86 ms -> 86 ms (+0.0%), baseline 22 ms -> 17.5 ms "
-                              "(-20.5%), while the sim baselines' times changed x1.00 (median)\n"))
+                              "(-20.5%), while the sim w16 baselines' times changed x1.00 (median)\n"))
         << out;
     EXPECT_TRUE(contains(out, "PASS: no benchmark got worse (1 whose baseline ran faster)")) << out;
 }
@@ -169,6 +169,29 @@ TEST(compare, ours_time_is_judged_at_the_machine_speed_its_transport_shows) {
     EXPECT_DOUBLE_EQ(row_of(c, "d/sim/w4/large").machine_factor, 1.0);
     EXPECT_EQ(row_of(c, "d/sim/w4/large").verdict, "WORSE");
     EXPECT_EQ(c.worse_workloads(), (std::vector<std::string>{"a/mpi/w4/large", "d/sim/w4/large"}));
+}
+
+TEST(compare, the_machine_speed_is_taken_from_the_same_transport_and_worker_count) {
+    // The 16-worker simulator baselines take 2x as long (16 threads on 2 cores contend more), the
+    // 4-worker ones the same; one Open MPI workload alone is judged by its transport's median.
+    const results old_run = summary({{"a/sim/w16/large", 1.0, 1.0}, {"b/sim/w16/large", 1.0, 1.0},
+                                     {"c/sim/w16/large", 1.0, 1.0}, {"d/sim/w4/large", 1.0, 1.0},
+                                     {"e/sim/w4/large", 1.0, 1.0}, {"f/sim/w4/large", 1.0, 1.0},
+                                     {"g/mpi/w4/large", 1.0, 1.0}});
+    const results new_run = summary({{"a/sim/w16/large", 2.4, 1.6},   // ours +140% < 2 x 1.25: faster baseline
+                                     {"b/sim/w16/large", 2.0, 2.0}, {"c/sim/w16/large", 2.0, 2.0},
+                                     {"d/sim/w4/large", 1.4, 1.0},    // ours +40% at x1.0: WORSE
+                                     {"e/sim/w4/large", 1.0, 1.0}, {"f/sim/w4/large", 1.0, 1.0},
+                                     {"g/mpi/w4/large", 1.4, 0.8}});  // ours +40% at x0.8: WORSE
+    const comparison c = compare(old_run, new_run);
+    EXPECT_DOUBLE_EQ(row_of(c, "a/sim/w16/large").machine_factor, 2.0);
+    EXPECT_EQ(row_of(c, "a/sim/w16/large").machine_group, "sim w16");
+    EXPECT_EQ(row_of(c, "a/sim/w16/large").verdict, "faster baseline");
+    EXPECT_DOUBLE_EQ(row_of(c, "d/sim/w4/large").machine_factor, 1.0);
+    EXPECT_EQ(row_of(c, "d/sim/w4/large").verdict, "WORSE");
+    EXPECT_DOUBLE_EQ(row_of(c, "g/mpi/w4/large").machine_factor, 0.8);
+    EXPECT_EQ(row_of(c, "g/mpi/w4/large").machine_group, "mpi");
+    EXPECT_EQ(row_of(c, "g/mpi/w4/large").verdict, "WORSE");
 }
 
 TEST(compare, re_runs_of_unflagged_rows_change_nothing) {
