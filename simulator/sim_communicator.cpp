@@ -1,6 +1,7 @@
 #include "simulator/sim_communicator.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <sstream>
@@ -67,11 +68,12 @@ std::string modified_send(const context_state& context, int source, int dest, in
 
 // Moves one deferred message (context.hpp) out of its send buffer; called by the sending rank
 // only, with the lock held (let go during the copy): straight into its receive buffer if that
-// has been posted, else, if `or_buffer`, into pooled storage. Returns false if it stays
+// has been posted, else, if `buffer(message)`, into pooled storage. Returns false if it stays
 // deferred. A buffer that lost its isend fingerprint sets `modified` (its description). The
 // receiver, if it may continue now, is added to `wake`.
-bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const deferred_send& d, bool or_buffer,
-                           std::string& modified, std::vector<int>& wake) {
+bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const deferred_send& d,
+                           const std::function<bool(const message&)>& buffer, std::string& modified,
+                           std::vector<int>& wake) {
     context_state& context = *d.context;
     auto ch = context.channels.find(d.channel);
     if (ch == context.channels.end()) return true;
@@ -86,13 +88,15 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
             to = posted->second.buf;
             to_layout = posted->second.layout;
             m.delivered = true;
+            ++w.moves_of_deferred().straight;
         }  // else the receive reports the mismatch; no data moves
         context.erase_posted(ch->second, posted);
-    } else if (!or_buffer) {
+    } else if (!buffer(m)) {
         return false;
     } else {
         m.data = w.pool().take(bytes);
         to = m.data.bytes.get();
+        ++w.moves_of_deferred().buffered;
     }
     const void* from = m.deferred;
     m.deferred = nullptr;
@@ -139,7 +143,7 @@ class send_request final : public sim_request {
                         continue;
                     const deferred_send d = *it;
                     list.erase(it);
-                    move_deferred_message(*owner_, held, d, true, modified, wake);
+                    move_deferred_message(*owner_, held, d, [](const message&) { return true; }, modified, wake);
                     break;
                 }
                 held.unlock();
@@ -270,6 +274,20 @@ constexpr std::size_t deferred_bytes = 64 * 1024;
 // A buffered message at least this large is copied out as soon as it arrives, without
 // waiting for the other receives of the same wait_all.
 constexpr std::size_t early_copy_out_bytes = 64 * 1024;
+
+// Whether the box a deferred message is sent from overlaps `span`.
+bool overlaps(const message& m, const written_span& span) {
+    const strided_layout& box = m.deferred_layout;
+    if (span.size == 0 || box.run == 0) return false;
+    std::size_t reach = box.run;  // from the box's first byte to past its last
+    for (std::size_t k = 0; k < box.dims; ++k) {
+        if (box.count[k] == 0) return false;
+        reach += (box.count[k] - 1) * box.stride[k];
+    }
+    const auto first = reinterpret_cast<std::uintptr_t>(m.deferred) + box.offset;
+    const auto written = reinterpret_cast<std::uintptr_t>(span.first);
+    return first < written + span.size && written < first + reach;
+}
 
 // The per-rank key of a member set (sorted): a 64-bit hash, so that a rank does not keep a
 // copy of every member list it created (O(n) per rank, O(n^2) per world).
@@ -485,19 +503,42 @@ bool sim_communicator::deferred_receivable() const {
 }
 
 void sim_communicator::move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer) {
+    if (world_->deferred(world_rank()).empty()) return;
+    const std::string modified = move_deferred_where(held, [or_buffer](const message&) { return or_buffer; });
+    if (!modified.empty()) throw send_buffer_modified(modified);
+}
+
+std::string sim_communicator::move_deferred_where(std::unique_lock<std::mutex>& held,
+                                                  const std::function<bool(const message&)>& buffer) {
     auto& list = world_->deferred(world_rank());
-    if (list.empty()) return;
     std::string modified;
+    if (list.empty()) return modified;
     std::vector<int> wake;
     for (std::size_t i = 0; i < list.size();) {
         const deferred_send d = list[i];  // only this rank's thread changes the list
-        if (move_deferred_message(*world_, held, d, or_buffer, modified, wake))
+        if (move_deferred_message(*world_, held, d, buffer, modified, wake))
             list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
         else
             ++i;
     }
     signal_unlocked(held, wake);
-    if (!modified.empty()) throw send_buffer_modified(modified);
+    return modified;
+}
+
+void sim_communicator::wait_serving_deferred(std::unique_lock<std::mutex>& held, const std::function<bool()>& ready,
+                                             const std::function<std::string()>& describe, std::string& modified) {
+    const std::function<bool()> ready_or_serving = [&] { return ready() || deferred_receivable(); };
+    const std::function<bool(const message&)> keep_deferred = [](const message&) { return false; };
+    while (!ready()) {
+        world_->wait_until(held, world_rank(), ready_or_serving, describe);
+        const std::string found = move_deferred_where(held, keep_deferred);
+        if (modified.empty()) modified = found;
+    }
+}
+
+deferred_moves sim_communicator::deferred_moves_so_far() const {
+    auto held = world_->lock();
+    return world_->moves_of_deferred();
 }
 
 void sim_communicator::run_collective(collective_call call) {
@@ -505,7 +546,14 @@ void sim_communicator::run_collective(collective_call call) {
     const int n = size();
     auto held = world_->lock();
     world_->throw_if_aborted();
-    move_deferred(held, true);  // no blocking call leaves a deferred send waiting on this rank
+    // This rank's deferred sends stay deferred in the collective, which serves them as their
+    // receives get posted (wait_serving_deferred): only those already receivable move now, and
+    // those whose buffer this rank's collective writes go into pooled storage first (serving
+    // one must never read a buffer that the collective may be writing meanwhile).
+    const written_span written = written_bytes(call, rank_, static_cast<std::size_t>(n));
+    const std::string modified_before = move_deferred_where(held, [&](const message& m) { return overlaps(m, written); });
+    if (!modified_before.empty()) throw send_buffer_modified(modified_before);
+    world_->throw_if_aborted();  // (the moves let the lock go: no arrival after an abort)
     auto& slot = context_->collectives[number];
     if (slot.calls.empty()) slot.calls.resize(static_cast<std::size_t>(n));
     slot.calls[static_cast<std::size_t>(rank_)] = std::move(call);
@@ -569,7 +617,8 @@ void sim_communicator::run_collective(collective_call call) {
     };
     // The last arrival is done already (it may have let go of the lock to signal the others:
     // an abort since then must not stop it from doing its share, which the others wait for).
-    if (!ready()) world_->wait_until(held, world_rank(), ready, describe_wait);
+    std::string modified;  // a deferred send's buffer, found changed while serving it
+    wait_serving_deferred(held, ready, describe_wait, modified);
 
     if (slot.failure.empty() && slot.in_shares) {
         // Each member moves its own share outside the lock, in parallel with the others, then
@@ -602,6 +651,9 @@ void sim_communicator::run_collective(collective_call call) {
     const std::string failure = slot.failure;
     if (++slot.departed == n) context_->collectives.erase(number);
     if (!failure.empty()) throw collective_mismatch(failure);
+    if (!modified.empty()) throw send_buffer_modified(modified);
+    // Receives posted meanwhile get their data now, not at this rank's next blocking call.
+    move_deferred(held, false);
 }
 
 void sim_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {
@@ -680,7 +732,8 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
 
     auto held = world_->lock();
     world_->throw_if_aborted();
-    move_deferred(held, true);
+    move_deferred(held, false);  // the others are served while this rank waits here
+    world_->throw_if_aborted();
     auto& slot = context_->creations[key];
     if (slot.arrived.empty()) slot.list = ranks;
     slot.arrived.push_back(rank_);
@@ -726,12 +779,15 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
         return "waits in create_sub(" + format_ranks(ranks) + ") on " + name(*context_) + ", arrived: ranks " +
                format_ranks(arrived) + ", missing: ranks " + format_ranks(missing);
     };
-    if (!ready()) world_->wait_until(held, world_rank(), ready, describe_wait);  // the last arrival is done
+    std::string modified;  // a deferred send's buffer, found changed while serving it
+    wait_serving_deferred(held, ready, describe_wait, modified);  // the last arrival is done
 
     const auto created = slot.created;
     const std::string failure = slot.failure;
     if (++slot.departed == ranks.size()) context_->creations.erase(key);
     if (!failure.empty()) throw collective_mismatch(failure);
+    if (!modified.empty()) throw send_buffer_modified(modified);
+    move_deferred(held, false);
     held.unlock();
     const int position = static_cast<int>(std::find(ranks.begin(), ranks.end(), rank_) - ranks.begin());
     return std::make_shared<sim_communicator>(world_, created, position);

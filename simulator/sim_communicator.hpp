@@ -10,7 +10,9 @@
 // each member its own share), sub-communicators in a creation slot of the parent context keyed
 // by the member set.
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -33,6 +35,8 @@ struct request_anchor {
 class sim_communicator final : public communicator {
   public:
     sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank);
+    // Test hook: how the deferred messages of this communicator's world have moved so far.
+    deferred_moves deferred_moves_so_far() const;
 
   protected:
     int do_rank() const override { return rank_; }
@@ -69,8 +73,19 @@ class sim_communicator final : public communicator {
     // lock (let go during copies). Throws sim::send_buffer_modified if a moved buffer lost its
     // isend fingerprint.
     void move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer);
+    // The same, with `buffer(m)` saying for each unreceived message m whether it goes into
+    // pooled storage now; returns the description of a modified buffer (empty if none) instead
+    // of throwing it.
+    std::string move_deferred_where(std::unique_lock<std::mutex>& held, const std::function<bool(const message&)>& buffer);
     // Whether one of them has its receive posted (caller holds the lock).
     bool deferred_receivable() const;
+    // Blocks in a rendezvous (a collective, create_sub) until ready() holds, serving this
+    // rank's deferred sends meanwhile: woken when a receive for one of them is posted, it
+    // moves the data straight there and blocks again. A modified send buffer found meanwhile
+    // is kept in `modified` (the first), to be thrown once this rank has left the rendezvous
+    // (until then other members may use its buffers). Throws as world::wait_until.
+    void wait_serving_deferred(std::unique_lock<std::mutex>& held, const std::function<bool()>& ready,
+                               const std::function<std::string()>& describe, std::string& modified);
 
     std::shared_ptr<world> world_;
     std::shared_ptr<context_state> context_;
