@@ -66,6 +66,16 @@ std::string modified_send(const context_state& context, int source, int dest, in
            "data, the new data or a mixture";
 }
 
+// The message of a deferred send while its data is still in the send buffer, else null.
+// Caller holds the lock.
+const message* still_deferred(const deferred_send& d) {
+    auto ch = d.context->channels.find(d.channel);
+    if (ch == d.context->channels.end()) return nullptr;
+    auto found = ch->second.pending.find(d.number);
+    if (found == ch->second.pending.end() || found->second.deferred == nullptr) return nullptr;
+    return &found->second;
+}
+
 // Moves one deferred message (context.hpp) out of its send buffer; called by the sending rank
 // only, with the lock held (let go during the copy): straight into its receive buffer if that
 // has been posted, else, if `buffer(message)`, into pooled storage. Returns false if it stays
@@ -118,7 +128,8 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
 // Sends are buffered: the data is on its way once they exist. `copied` is the fingerprint of
 // the buffer taken while isend copied it; the wait checks that the buffer still has it. A
 // deferred send's buffer is checked when its data moves instead (in a blocking call of its
-// rank, at the latest in its wait).
+// rank, at the latest in its wait), and again at the wait if a collective that writes over
+// it moved it early (world::overwritten).
 class send_request final : public sim_request {
   public:
     send_request(std::shared_ptr<const request_anchor> anchor, int rank, int dest, int tag,
@@ -134,13 +145,13 @@ class send_request final : public sim_request {
                 auto held = owner_->lock();
                 owner_->throw_if_aborted();
                 const int me = context_->members[static_cast<std::size_t>(rank_)];
+                auto& overwritten = owner_->overwritten(me);
+                std::erase_if(overwritten, [this](const deferred_send& d) { return is(d); });
                 auto& list = owner_->deferred(me);
                 std::string modified;
                 std::vector<int> wake;
                 for (auto it = list.begin(); it != list.end(); ++it) {
-                    if (it->context.get() != context_ || it->channel != std::make_tuple(dest_, rank_, tag_) ||
-                        it->number != number_)
-                        continue;
+                    if (!is(*it)) continue;
                     const deferred_send d = *it;
                     list.erase(it);
                     move_deferred_message(*owner_, held, d, [](const message&) { return true; }, modified, wake);
@@ -156,11 +167,20 @@ class send_request final : public sim_request {
     }
 
     bool deferred() const { return deferred_; }
+    // Whether `d` is this send's message.
+    bool is(const deferred_send& d) const {
+        return d.number == number_ && d.context.get() == context_ && d.channel == std::make_tuple(dest_, rank_, tag_);
+    }
 
-    // Throws sim::send_buffer_modified if the buffer changed since isend (not for a deferred
-    // send: its check is part of moving its data).
-    void verify_buffer() const {
-        if (deferred_ || fingerprint(buf_, layout_) == fingerprint_) return;
+    // Throws sim::send_buffer_modified if the buffer changed since isend (a deferred send only
+    // if it is listed in `overwritten`, which it leaves: otherwise its check is part of moving
+    // its data). Caller holds the lock.
+    void verify_buffer(std::vector<deferred_send>& overwritten) const {
+        if (deferred_) {
+            if (overwritten.empty() || std::erase_if(overwritten, [this](const deferred_send& d) { return is(d); }) == 0)
+                return;
+        }
+        if (fingerprint(buf_, layout_) == fingerprint_) return;
         throw send_buffer_modified(modified_send(*context_, rank_, dest_, tag_, count_, type_));
     }
 
@@ -440,13 +460,18 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
     }
     auto held = world_->lock();
     world_->throw_if_aborted();
+    auto& overwritten = world_->overwritten(world_rank());
     for (auto* send : sends) {
-        send->verify_buffer();
+        send->verify_buffer(overwritten);
         send->mark_waited();
     }
     // Deferred sends move now if their receives are posted (all of them if no receive is
     // awaited), the others as their receives get posted while this rank waits, and what is
-    // left once the receives are done goes into pooled storage: a wait never blocks on a send.
+    // left once the receives are done goes into pooled storage: a wait never blocks on a send
+    // (after it the send buffers are the caller's again). Blocking until those receives are
+    // posted, as MPI may for large messages, would save that copy but change which programs
+    // complete; box_exchange, the engine of the primitives, never leaves one there (every
+    // peer posts its receives before the messages this wait receives from it).
     move_deferred(held, pending.empty());
     // Woken once every receive is ready, or earlier for a large buffered message (copying it
     // out overlaps with the others' arrival): a small exchange costs one wake-up, not one per
@@ -551,6 +576,10 @@ void sim_communicator::run_collective(collective_call call) {
     // those whose buffer this rank's collective writes go into pooled storage first (serving
     // one must never read a buffer that the collective may be writing meanwhile).
     const written_span written = written_bytes(call, rank_, static_cast<std::size_t>(n));
+    for (const deferred_send& d : world_->deferred(world_rank())) {
+        const message* m = still_deferred(d);
+        if (m != nullptr && overlaps(*m, written)) world_->overwritten(world_rank()).push_back(d);  // checked again at its wait
+    }
     const std::string modified_before = move_deferred_where(held, [&](const message& m) { return overlaps(m, written); });
     if (!modified_before.empty()) throw send_buffer_modified(modified_before);
     world_->throw_if_aborted();  // (the moves let the lock go: no arrival after an abort)

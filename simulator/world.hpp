@@ -85,6 +85,12 @@ class world {
     // The deferred messages the rank sent that are still in its send buffers (only that rank's
     // thread changes its list).
     std::vector<deferred_send>& deferred(int world_rank) { return ranks_[static_cast<std::size_t>(world_rank)].deferred; }
+    // Deferred messages of the rank moved out early, at the start of a collective of the rank
+    // that writes their send buffer: that buffer is checked against its isend fingerprint
+    // again at the send's wait (only that rank's thread changes its list).
+    std::vector<deferred_send>& overwritten(int world_rank) {
+        return ranks_[static_cast<std::size_t>(world_rank)].overwritten;
+    }
     deferred_moves& moves_of_deferred() { return deferred_moves_; }
     // A request was created / was completed by wait_all.
     void request_created() { ++live_requests_; }
@@ -116,6 +122,7 @@ class world {
         const std::function<bool()>* ready = nullptr;
         const std::function<std::string()>* describe = nullptr;
         std::vector<deferred_send> deferred;
+        std::vector<deferred_send> overwritten;
     };
 
     void abort_locked(bool deadlocked, const std::string& reason);

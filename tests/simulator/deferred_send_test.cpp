@@ -1,17 +1,22 @@
 // Deferred sends: a large send whose receive is not posted yet keeps its data in the send
-// buffer until the sender's next blocking call moves it (straight into the receive buffer if
-// that is posted by then, else into pooled storage). The data must arrive exactly, no wait may
-// block on a send, and the send-buffer check must still catch a buffer changed before the send
-// completed, whichever call moves the data.
+// buffer; the sender moves it straight into the receive buffer once that is posted, whenever
+// the sender is in a blocking call (a wait_all, a collective, create_sub), and into pooled
+// storage only at the end of its wait_all if the receive is still not posted. The data must
+// arrive exactly, no wait may block on a send, and the send-buffer check must still catch a
+// buffer changed before the send completed, whichever call moves the data.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "simulator/errors.hpp"
 #include "simulator/run.hpp"
+#include "simulator/sim_communicator.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 
 namespace {
@@ -32,6 +37,15 @@ std::vector<double> pattern(int seed) {
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
+
+// How the world's deferred messages moved (read after sim::run returned: every rank is done).
+sim::deferred_moves moves_of(const comm_ptr& world) {
+    return dynamic_cast<const sim::sim_communicator&>(*world).deferred_moves_so_far();
+}
+
+// Long enough for the other rank to be blocked in its collective by then (only the check
+// that nothing went through pooled storage relies on it; correctness does not).
+void let_the_other_rank_block() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
 
 TEST(sim_deferred_send, moves_into_a_receive_posted_while_the_sender_waits) {
     // Rank 1 posts its receive only after a token that rank 0 sends after the large isend, so
@@ -107,6 +121,146 @@ TEST(sim_deferred_send, a_buffer_changed_before_the_wait_is_caught) {
     }
 }
 
+TEST(sim_deferred_send, a_rank_in_a_collective_moves_it_straight_into_a_receive_posted_meanwhile) {
+    // Rank 1 waits for the data before it joins the barrier, so rank 0 must serve the send
+    // from inside the barrier, and the data must not go through pooled storage on the way.
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        if (world->rank() == 0) {
+            kept = world;
+            const auto out = pattern(11);
+            auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            world->barrier();
+            sim_test::wait_one(world, std::move(sent));
+        } else {
+            let_the_other_rank_block();
+            std::vector<double> in(large);
+            sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
+            EXPECT_TRUE(same_bits(in, pattern(11)));
+            world->barrier();
+        }
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, a_rank_in_create_sub_serves_its_deferred_sends) {
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        if (world->rank() == 0) {
+            kept = world;
+            const auto out = pattern(12);
+            auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            auto pair = world->create_sub({0, 1});
+            pair->barrier();
+            sim_test::wait_one(world, std::move(sent));
+        } else {
+            let_the_other_rank_block();
+            std::vector<double> in(large);
+            sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
+            EXPECT_TRUE(same_bits(in, pattern(12)));
+            auto pair = world->create_sub({0, 1});
+            pair->barrier();
+        }
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, a_send_still_deferred_after_a_collective_moves_straight_in_its_wait) {
+    // Every isend comes before the collective and every receive after it: all are still
+    // deferred when the collective (a large all-reduce, moved in shares) ends, and each moves
+    // in its sender's wait_all, straight into the receive posted by then.
+    comm_ptr kept;
+    constexpr int n = 3;
+    sim::run(n, [&](const comm_ptr& world) {
+        const int me = world->rank();
+        if (me == 0) kept = world;
+        const auto out = pattern(20 + me);
+        std::vector<request> reqs;
+        reqs.push_back(world->isend(out.data(), large, dtype::float64, (me + 1) % n, 8));
+        std::vector<double> ones(large, 1.0), sum(large);
+        world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
+        EXPECT_TRUE(same_bits(sum, std::vector<double>(large, 3.0)));
+        std::vector<double> in(large);
+        reqs.push_back(world->irecv(in.data(), large, dtype::float64, (me + n - 1) % n, 8));
+        world->wait_all(reqs);
+        EXPECT_TRUE(same_bits(in, pattern(20 + (me + n - 1) % n)));
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 3u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, a_large_all_reduce_serves_a_send_whose_receiver_waits_before_joining) {
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        std::vector<double> ones(large, 1.0), sum(large);
+        if (world->rank() == 0) {
+            kept = world;
+            const auto out = pattern(13);
+            auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
+            sim_test::wait_one(world, std::move(sent));
+        } else {
+            let_the_other_rank_block();
+            std::vector<double> in(large);
+            sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
+            EXPECT_TRUE(same_bits(in, pattern(13)));
+            world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
+        }
+        EXPECT_TRUE(same_bits(sum, std::vector<double>(large, 2.0)));
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, an_abort_wakes_a_rank_that_serves_deferred_sends_in_a_collective) {
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            const auto out = pattern(14);
+            if (world->rank() == 0) {
+                auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+                world->barrier();
+                sim_test::wait_one(world, std::move(sent));
+            } else {
+                let_the_other_rank_block();
+                throw std::runtime_error("rank 1 gives up");
+            }
+        });
+        FAIL() << "expected sim::rank_failure";
+    } catch (const sim::rank_failure& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 1 gives up"), std::string::npos) << e.what();
+    }
+}
+
+TEST(sim_deferred_send, a_collective_that_writes_a_deferred_send_buffer_is_caught) {
+    // The all-reduce writes its sum over the buffer of a send not completed yet (erroneous under
+    // MPI): the data leaves the buffer before the collective starts (the receiver gets what was
+    // sent), and the send's wait finds the buffer changed.
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            std::vector<double> data = pattern(15);
+            if (world->rank() == 0) {
+                auto sent = world->isend(data.data(), large, dtype::float64, 1, 4);
+                world->all_reduce_sum(data.data(), data.data(), large, dtype::float64);
+                sim_test::wait_one(world, std::move(sent));
+            } else {
+                world->all_reduce_sum(data.data(), data.data(), large, dtype::float64);
+                std::vector<double> in(large);
+                sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 4));
+                EXPECT_TRUE(same_bits(in, pattern(15)));
+            }
+        });
+        FAIL() << "expected sim::send_buffer_modified";
+    } catch (const sim::send_buffer_modified& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 0 modified the buffer of its isend"), std::string::npos) << e.what();
+    }
+}
+
 TEST(sim_deferred_send, a_buffer_changed_before_a_collective_moves_it_is_caught) {
     EXPECT_THROW(sim::run(2,
                           [](const comm_ptr& world) {
@@ -114,7 +268,7 @@ TEST(sim_deferred_send, a_buffer_changed_before_a_collective_moves_it_is_caught)
                               if (world->rank() == 0) {
                                   auto sent = world->isend(data.data(), large, dtype::float64, 1, 4);
                                   data[0] = -3.0;
-                                  world->barrier();  // moves the deferred data: the change shows
+                                  world->barrier();  // the receive is posted after it: the wait moves the data
                                   sim_test::wait_one(world, std::move(sent));
                               } else {
                                   world->barrier();
