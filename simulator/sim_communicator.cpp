@@ -78,11 +78,11 @@ const message* still_deferred(const deferred_send& d) {
 
 // Moves one deferred message (context.hpp) out of its send buffer; called by the sending rank
 // only, with the lock held (let go during the copy): straight into its receive buffer if that
-// has been posted, else, if `buffer(message)`, into pooled storage. Returns false if it stays
+// has been posted, else, if `buffer(d, message)`, into pooled storage. Returns false if it stays
 // deferred. A buffer that lost its isend fingerprint sets `modified` (its description). The
 // receiver, if it may continue now, is added to `wake`.
 bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const deferred_send& d,
-                           const std::function<bool(const message&)>& buffer, std::string& modified,
+                           const buffer_rule& buffer, std::string& modified,
                            std::vector<int>& wake) {
     context_state& context = *d.context;
     auto ch = context.channels.find(d.channel);
@@ -101,7 +101,7 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
             ++w.moves_of_deferred().straight;
         }  // else the receive reports the mismatch; no data moves
         context.erase_posted(ch->second, posted);
-    } else if (!buffer(m)) {
+    } else if (!buffer(d, m)) {
         return false;
     } else {
         m.data = w.pool().take(bytes);
@@ -154,7 +154,8 @@ class send_request final : public sim_request {
                     if (!is(*it)) continue;
                     const deferred_send d = *it;
                     list.erase(it);
-                    move_deferred_message(*owner_, held, d, [](const message&) { return true; }, modified, wake);
+                    move_deferred_message(*owner_, held, d, [](const deferred_send&, const message&) { return true; }, modified,
+                                          wake);
                     break;
                 }
                 held.unlock();
@@ -465,14 +466,15 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         send->verify_buffer(overwritten);
         send->mark_waited();
     }
-    // Deferred sends move now if their receives are posted (all of them if no receive is
-    // awaited), the others as their receives get posted while this rank waits, and what is
-    // left once the receives are done goes into pooled storage: a wait never blocks on a send
-    // (after it the send buffers are the caller's again). Blocking until those receives are
-    // posted, as MPI may for large messages, would save that copy but change which programs
-    // complete; box_exchange, the engine of the primitives, never leaves one there (every
-    // peer posts its receives before the messages this wait receives from it).
-    move_deferred(held, pending.empty());
+    // Deferred sends move now if their receives are posted, the others as their receives get
+    // posted while this rank waits; those of this wait's sends still unreceived once its
+    // receives are done go into pooled storage: a wait never blocks on a send (after it the
+    // send buffers are the caller's again). Blocking until those receives are posted, as MPI
+    // may for large messages, would save that copy but change which programs complete;
+    // box_exchange, the engine of the primitives, never leaves one there (every peer posts its
+    // receives before the messages this wait receives from it). Deferred sends of requests
+    // not waited on here stay deferred.
+    move_deferred(held, false);
     // Woken once every receive is ready, or earlier for a large buffered message (copying it
     // out overlaps with the others' arrival): a small exchange costs one wake-up, not one per
     // message.
@@ -516,7 +518,13 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         if (unlocked) world_->relock(held);
         for (auto& entry : arrived) world_->pool().give(std::move(entry.second.data));
     }
-    move_deferred(held, true);
+    bool deferred_here = false;
+    for (const send_request* send : sends) deferred_here = deferred_here || send->deferred();
+    if (!deferred_here || world_->deferred(world_rank()).empty()) return;
+    const std::string modified = move_deferred_where(held, [&](const deferred_send& d, const message&) {
+        return std::any_of(sends.begin(), sends.end(), [&](const send_request* send) { return send->is(d); });
+    });
+    if (!modified.empty()) throw send_buffer_modified(modified);
 }
 
 bool sim_communicator::deferred_receivable() const {
@@ -529,12 +537,13 @@ bool sim_communicator::deferred_receivable() const {
 
 void sim_communicator::move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer) {
     if (world_->deferred(world_rank()).empty()) return;
-    const std::string modified = move_deferred_where(held, [or_buffer](const message&) { return or_buffer; });
+    const std::string modified =
+        move_deferred_where(held, [or_buffer](const deferred_send&, const message&) { return or_buffer; });
     if (!modified.empty()) throw send_buffer_modified(modified);
 }
 
 std::string sim_communicator::move_deferred_where(std::unique_lock<std::mutex>& held,
-                                                  const std::function<bool(const message&)>& buffer) {
+                                                  const buffer_rule& buffer) {
     auto& list = world_->deferred(world_rank());
     std::string modified;
     if (list.empty()) return modified;
@@ -553,7 +562,7 @@ std::string sim_communicator::move_deferred_where(std::unique_lock<std::mutex>& 
 void sim_communicator::wait_serving_deferred(std::unique_lock<std::mutex>& held, const std::function<bool()>& ready,
                                              const std::function<std::string()>& describe, std::string& modified) {
     const std::function<bool()> ready_or_serving = [&] { return ready() || deferred_receivable(); };
-    const std::function<bool(const message&)> keep_deferred = [](const message&) { return false; };
+    const buffer_rule keep_deferred = [](const deferred_send&, const message&) { return false; };
     while (!ready()) {
         world_->wait_until(held, world_rank(), ready_or_serving, describe);
         const std::string found = move_deferred_where(held, keep_deferred);
@@ -580,7 +589,8 @@ void sim_communicator::run_collective(collective_call call) {
         const message* m = still_deferred(d);
         if (m != nullptr && overlaps(*m, written)) world_->overwritten(world_rank()).push_back(d);  // checked again at its wait
     }
-    const std::string modified_before = move_deferred_where(held, [&](const message& m) { return overlaps(m, written); });
+    const std::string modified_before =
+        move_deferred_where(held, [&](const deferred_send&, const message& m) { return overlaps(m, written); });
     if (!modified_before.empty()) throw send_buffer_modified(modified_before);
     world_->throw_if_aborted();  // (the moves let the lock go: no arrival after an abort)
     auto& slot = context_->collectives[number];

@@ -33,6 +33,9 @@ struct request_anchor {
     std::shared_ptr<context_state> context;
 };
 
+// Whether a deferred send (context.hpp) whose receive is not posted goes into pooled storage now.
+using buffer_rule = std::function<bool(const deferred_send&, const message&)>;
+
 class sim_communicator final : public communicator {
   public:
     sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank);
@@ -74,10 +77,9 @@ class sim_communicator final : public communicator {
     // lock (let go during copies). Throws sim::send_buffer_modified if a moved buffer lost its
     // isend fingerprint.
     void move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer);
-    // The same, with `buffer(m)` saying for each unreceived message m whether it goes into
-    // pooled storage now; returns the description of a modified buffer (empty if none) instead
-    // of throwing it.
-    std::string move_deferred_where(std::unique_lock<std::mutex>& held, const std::function<bool(const message&)>& buffer);
+    // The same, with `buffer` saying which unreceived ones go into pooled storage; returns the
+    // description of a modified buffer (empty if none) instead of throwing it.
+    std::string move_deferred_where(std::unique_lock<std::mutex>& held, const buffer_rule& buffer);
     // Whether one of them has its receive posted (caller holds the lock).
     bool deferred_receivable() const;
     // Blocks in a rendezvous (a collective, create_sub) until ready() holds, serving this

@@ -218,6 +218,42 @@ TEST(sim_deferred_send, a_large_all_reduce_serves_a_send_whose_receiver_waits_be
     EXPECT_EQ(moves.buffered, 0u);
 }
 
+TEST(sim_deferred_send, a_wait_buffers_only_its_own_deferred_sends) {
+    // The wait on the first send alone must free its buffer (pooled storage: its receive is
+    // posted only after the barrier); the second send is not waited on there and stays
+    // deferred until its receive is posted.
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        if (world->rank() == 0) {
+            kept = world;
+            const auto first = pattern(16), second = pattern(17);
+            auto sent_first = world->isend(first.data(), large, dtype::float64, 1, 1);
+            auto sent_second = world->isend(second.data(), large, dtype::float64, 1, 2);
+            sim_test::wait_one(world, std::move(sent_first));
+            world->barrier();
+            int token = 0;
+            std::vector<request> reqs;
+            reqs.push_back(std::move(sent_second));
+            reqs.push_back(world->irecv(&token, 1, dtype::int32, 1, 3));
+            world->wait_all(reqs);
+        } else {
+            world->barrier();
+            std::vector<double> first(large), second(large);
+            int token = 1;
+            std::vector<request> reqs;
+            reqs.push_back(world->irecv(first.data(), large, dtype::float64, 0, 1));
+            reqs.push_back(world->irecv(second.data(), large, dtype::float64, 0, 2));
+            reqs.push_back(world->isend(&token, 1, dtype::int32, 0, 3));
+            world->wait_all(reqs);
+            EXPECT_TRUE(same_bits(first, pattern(16)));
+            EXPECT_TRUE(same_bits(second, pattern(17)));
+        }
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 1u);
+}
+
 TEST(sim_deferred_send, an_abort_wakes_a_rank_that_serves_deferred_sends_in_a_collective) {
     try {
         sim::run(2, [](const comm_ptr& world) {
