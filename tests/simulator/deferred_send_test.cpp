@@ -47,6 +47,18 @@ sim::deferred_moves moves_of(const comm_ptr& world) {
 // that nothing went through pooled storage relies on it; correctness does not).
 void let_the_other_rank_block() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
 
+// Rank 0 tells rank 1 that its large isend is made; rank 1 posts the receive only after
+// hearing it (so the send is deferred) and after letting rank 0 block.
+void tell_sent(const comm_ptr& world) {
+    int token = 1;
+    sim_test::wait_one(world, world->isend(&token, 1, dtype::int32, 1, 99));
+}
+void hear_sent_then_let_block(const comm_ptr& world) {
+    int token = 0;
+    sim_test::wait_one(world, world->irecv(&token, 1, dtype::int32, 0, 99));
+    let_the_other_rank_block();
+}
+
 TEST(sim_deferred_send, moves_into_a_receive_posted_while_the_sender_waits) {
     // Rank 1 posts its receive only after a token that rank 0 sends after the large isend, so
     // the large send is deferred; rank 0's wait also needs rank 1's reply, sent after its post.
@@ -130,10 +142,11 @@ TEST(sim_deferred_send, a_rank_in_a_collective_moves_it_straight_into_a_receive_
             kept = world;
             const auto out = pattern(11);
             auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            tell_sent(world);
             world->barrier();
             sim_test::wait_one(world, std::move(sent));
         } else {
-            let_the_other_rank_block();
+            hear_sent_then_let_block(world);
             std::vector<double> in(large);
             sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
             EXPECT_TRUE(same_bits(in, pattern(11)));
@@ -152,11 +165,12 @@ TEST(sim_deferred_send, a_rank_in_create_sub_serves_its_deferred_sends) {
             kept = world;
             const auto out = pattern(12);
             auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            tell_sent(world);
             auto pair = world->create_sub({0, 1});
             pair->barrier();
             sim_test::wait_one(world, std::move(sent));
         } else {
-            let_the_other_rank_block();
+            hear_sent_then_let_block(world);
             std::vector<double> in(large);
             sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
             EXPECT_TRUE(same_bits(in, pattern(12)));
@@ -172,7 +186,8 @@ TEST(sim_deferred_send, a_rank_in_create_sub_serves_its_deferred_sends) {
 TEST(sim_deferred_send, a_send_still_deferred_after_a_collective_moves_straight_in_its_wait) {
     // Every isend comes before the collective and every receive after it: all are still
     // deferred when the collective (a large all-reduce, moved in shares) ends, and each moves
-    // in its sender's wait_all, straight into the receive posted by then.
+    // in its sender's wait_all, straight into the receive: the wait also needs a token that
+    // the receiver sends only after posting it (as box_exchange's status words).
     comm_ptr kept;
     constexpr int n = 3;
     sim::run(n, [&](const comm_ptr& world) {
@@ -185,8 +200,12 @@ TEST(sim_deferred_send, a_send_still_deferred_after_a_collective_moves_straight_
         world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
         EXPECT_TRUE(same_bits(sum, std::vector<double>(large, 3.0)));
         std::vector<double> in(large);
+        int token_out = me, token_in = -1;
         reqs.push_back(world->irecv(in.data(), large, dtype::float64, (me + n - 1) % n, 8));
+        reqs.push_back(world->isend(&token_out, 1, dtype::int32, (me + n - 1) % n, 9));
+        reqs.push_back(world->irecv(&token_in, 1, dtype::int32, (me + 1) % n, 9));
         world->wait_all(reqs);
+        EXPECT_EQ(token_in, (me + 1) % n);
         EXPECT_TRUE(same_bits(in, pattern(20 + (me + n - 1) % n)));
     });
     const auto moves = moves_of(kept);
@@ -202,10 +221,11 @@ TEST(sim_deferred_send, a_large_all_reduce_serves_a_send_whose_receiver_waits_be
             kept = world;
             const auto out = pattern(13);
             auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            tell_sent(world);
             world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
             sim_test::wait_one(world, std::move(sent));
         } else {
-            let_the_other_rank_block();
+            hear_sent_then_let_block(world);
             std::vector<double> in(large);
             sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
             EXPECT_TRUE(same_bits(in, pattern(13)));
