@@ -238,6 +238,30 @@ TEST(sim_deferred_send, a_large_all_reduce_serves_a_send_whose_receiver_waits_be
     EXPECT_EQ(moves.buffered, 0u);
 }
 
+TEST(sim_deferred_send, sends_served_while_collectives_run_arrive_exactly) {
+    // Receives posted before or after the collective, which is by turns a small all-reduce
+    // (the last arrival moves it while the others wait, some of them serving sends) and a
+    // large one (every member moves its share): the data must arrive exactly every time.
+    constexpr int n = 3, rounds = 12;
+    sim::run(n, [](const comm_ptr& world) {
+        const int me = world->rank(), next = (me + 1) % n, prev = (me + n - 1) % n;
+        std::vector<double> in(large), ones(large, 1.0), sum(large);
+        for (int round = 0; round < rounds; ++round) {
+            const auto out = pattern(100 * round + me);
+            std::vector<request> reqs;
+            const bool posted_first = (round + me) % 3 != 0;
+            if (posted_first) reqs.push_back(world->irecv(in.data(), large, dtype::float64, prev, round));
+            reqs.push_back(world->isend(out.data(), large, dtype::float64, next, round));
+            const std::size_t count = round % 2 == 0 ? 1 : large;
+            world->all_reduce_sum(ones.data(), sum.data(), count, dtype::float64);
+            if (!posted_first) reqs.push_back(world->irecv(in.data(), large, dtype::float64, prev, round));
+            world->wait_all(reqs);
+            EXPECT_TRUE(same_bits(in, pattern(100 * round + prev))) << "round " << round;
+            EXPECT_EQ(sum[count - 1], 3.0) << "round " << round;
+        }
+    });
+}
+
 TEST(sim_deferred_send, a_wait_buffers_only_its_own_deferred_sends) {
     // The wait on the first send alone must free its buffer (pooled storage: its receive is
     // posted only after the barrier); the second send is not waited on there and stays
