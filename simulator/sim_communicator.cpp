@@ -561,6 +561,11 @@ std::string sim_communicator::move_deferred_where(std::unique_lock<std::mutex>& 
 
 void sim_communicator::wait_serving_deferred(std::unique_lock<std::mutex>& held, const std::function<bool()>& ready,
                                              const std::function<std::string()>& describe, std::string& modified) {
+    if (world_->deferred(world_rank()).empty()) {
+        // None to serve, and none can come while this rank waits here (only it adds them).
+        if (!ready()) world_->wait_until(held, world_rank(), ready, describe);
+        return;
+    }
     const std::function<bool()> ready_or_serving = [&] { return ready() || deferred_receivable(); };
     const buffer_rule keep_deferred = [](const deferred_send&, const message&) { return false; };
     while (!ready()) {
@@ -584,15 +589,17 @@ void sim_communicator::run_collective(collective_call call) {
     // receives get posted (wait_serving_deferred): only those already receivable move now, and
     // those whose buffer this rank's collective writes go into pooled storage first (serving
     // one must never read a buffer that the collective may be writing meanwhile).
-    const written_span written = written_bytes(call, rank_, static_cast<std::size_t>(n));
-    for (const deferred_send& d : world_->deferred(world_rank())) {
-        const message* m = still_deferred(d);
-        if (m != nullptr && overlaps(*m, written)) world_->overwritten(world_rank()).push_back(d);  // checked again at its wait
+    if (!world_->deferred(world_rank()).empty()) {
+        const written_span written = written_bytes(call, rank_, static_cast<std::size_t>(n));
+        for (const deferred_send& d : world_->deferred(world_rank())) {
+            const message* m = still_deferred(d);
+            if (m != nullptr && overlaps(*m, written)) world_->overwritten(world_rank()).push_back(d);  // checked again at its wait
+        }
+        const std::string modified_before =
+            move_deferred_where(held, [&](const deferred_send&, const message& m) { return overlaps(m, written); });
+        if (!modified_before.empty()) throw send_buffer_modified(modified_before);
+        world_->throw_if_aborted();  // (the moves let the lock go: no arrival after an abort)
     }
-    const std::string modified_before =
-        move_deferred_where(held, [&](const deferred_send&, const message& m) { return overlaps(m, written); });
-    if (!modified_before.empty()) throw send_buffer_modified(modified_before);
-    world_->throw_if_aborted();  // (the moves let the lock go: no arrival after an abort)
     auto& slot = context_->collectives[number];
     if (slot.calls.empty()) slot.calls.resize(static_cast<std::size_t>(n));
     slot.calls[static_cast<std::size_t>(rank_)] = std::move(call);
