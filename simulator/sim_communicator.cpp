@@ -78,12 +78,11 @@ const message* still_deferred(const deferred_send& d) {
 
 // Moves one deferred message (context.hpp) out of its send buffer; called by the sending rank
 // only, with the lock held (let go during the copy): straight into its receive buffer if that
-// has been posted, else, if `buffer(d, message)`, into pooled storage. Returns false if it stays
-// deferred. A buffer that lost its isend fingerprint sets `modified` (its description). The
+// has been posted, else, if `buffer(d, message)`, into pooled storage. Returns false if it
+// stays deferred. A buffer that lost its isend fingerprint sets `modified` (its description). The
 // receiver, if it may continue now, is added to `wake`.
 bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const deferred_send& d,
-                           const buffer_rule& buffer, std::string& modified,
-                           std::vector<int>& wake) {
+                           const buffer_rule& buffer, std::string& modified, std::vector<int>& wake) {
     context_state& context = *d.context;
     auto ch = context.channels.find(d.channel);
     if (ch == context.channels.end()) return true;
@@ -154,8 +153,8 @@ class send_request final : public sim_request {
                     if (!is(*it)) continue;
                     const deferred_send d = *it;
                     list.erase(it);
-                    move_deferred_message(*owner_, held, d, [](const deferred_send&, const message&) { return true; }, modified,
-                                          wake);
+                    const buffer_rule always = [](const deferred_send&, const message&) { return true; };
+                    move_deferred_message(*owner_, held, d, always, modified, wake);
                     break;
                 }
                 held.unlock();
@@ -178,8 +177,8 @@ class send_request final : public sim_request {
     // its data). Caller holds the lock.
     void verify_buffer(std::vector<deferred_send>& overwritten) const {
         if (deferred_) {
-            if (overwritten.empty() || std::erase_if(overwritten, [this](const deferred_send& d) { return is(d); }) == 0)
-                return;
+            const auto mine = [this](const deferred_send& d) { return is(d); };
+            if (overwritten.empty() || std::erase_if(overwritten, mine) == 0) return;
         }
         if (fingerprint(buf_, layout_) == fingerprint_) return;
         throw send_buffer_modified(modified_send(*context_, rank_, dest_, tag_, count_, type_));
@@ -593,7 +592,8 @@ void sim_communicator::run_collective(collective_call call) {
         const written_span written = written_bytes(call, rank_, static_cast<std::size_t>(n));
         for (const deferred_send& d : world_->deferred(world_rank())) {
             const message* m = still_deferred(d);
-            if (m != nullptr && overlaps(*m, written)) world_->overwritten(world_rank()).push_back(d);  // checked again at its wait
+            if (m != nullptr && overlaps(*m, written))
+                world_->overwritten(world_rank()).push_back(d);  // its buffer is checked again at its wait
         }
         const std::string modified_before =
             move_deferred_where(held, [&](const deferred_send&, const message& m) { return overlaps(m, written); });

@@ -3,18 +3,19 @@
 // is copied at isend: into the receive buffer if that receive is already posted, else into
 // pooled storage; a large send whose receive is not posted yet is deferred: its data moves
 // straight into the receive buffer once that is posted, while the sender is in any blocking
-// call, collectives and create_sub included; a wait_all still leaves its unreceived deferred
-// sends in pooled storage, so no wait ever blocks on a send). Box sends and receives (isend_box / irecv_box) take the
-// same paths: the data moves from the sender's box into the receiver's box in one pass when
-// both are known, and is packed only into pooled storage. Receives complete in wait_all, collectives meet in a rendezvous slot
-// numbered by the communicator's own call count (large ones then move their data in parallel,
-// each member its own share), sub-communicators in a creation slot of the parent context keyed
-// by the member set.
+// call, collectives and create_sub included; a wait_all leaves its own sends' unreceived
+// deferred data in pooled storage, so no wait ever blocks on a send). Box sends and receives
+// (isend_box / irecv_box) take the same paths: the data moves from the sender's box into the
+// receiver's box in one pass when both are known, and is packed only into pooled storage.
+// Receives complete in wait_all, collectives meet in a rendezvous slot numbered by the
+// communicator's own call count (large ones then move their data in parallel, each member its
+// own share), sub-communicators in a creation slot of the parent context keyed by the member
+// set.
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/communicator.hpp"
