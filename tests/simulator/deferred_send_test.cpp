@@ -298,6 +298,32 @@ TEST(sim_deferred_send, a_wait_buffers_only_its_own_deferred_sends) {
     EXPECT_EQ(moves.buffered, 1u);
 }
 
+TEST(sim_deferred_send, a_receive_dropped_while_its_sender_is_in_a_collective_is_reported) {
+    // The receive is posted (the sender in the barrier is woken to serve it) and dropped at
+    // once: the drop waits for a copy under way, and the world ends with the message
+    // unreceived and the request never waited on.
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            std::vector<double> data = pattern(18);
+            if (world->rank() == 0) {
+                auto sent = world->isend(data.data(), large, dtype::float64, 1, 6);
+                tell_sent(world);
+                world->barrier();
+                sim_test::wait_one(world, std::move(sent));
+            } else {
+                hear_sent_then_let_block(world);
+                { auto dropped = world->irecv(data.data(), large, dtype::float64, 0, 6); }
+                world->barrier();
+            }
+        });
+        FAIL() << "expected sim::unfinished_communication";
+    } catch (const sim::unfinished_communication& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("1 message(s) sent and never received"), std::string::npos) << what;
+        EXPECT_NE(what.find("1 request(s) never waited on"), std::string::npos) << what;
+    }
+}
+
 TEST(sim_deferred_send, an_abort_wakes_a_rank_that_serves_deferred_sends_in_a_collective) {
     try {
         sim::run(2, [](const comm_ptr& world) {
