@@ -161,6 +161,24 @@ void execute(const std::vector<std::optional<collective_call>>& calls) {
     }
 }
 
+written_span written_bytes(const collective_call& call, int rank, std::size_t members) {
+    const std::size_t elem = size_of(call.type);
+    std::size_t size = 0;
+    switch (call.op) {
+        case collective_op::broadcast: size = rank == call.root ? 0 : call.count * elem; break;
+        case collective_op::reduce_sum: size = rank == call.root ? call.count * elem : 0; break;
+        case collective_op::all_reduce_sum: size = call.count * elem; break;
+        case collective_op::all_gather: size = call.count * elem * members; break;
+        case collective_op::all_to_all_v:
+            for (std::size_t j = 0; j < call.recv_counts.size() && j < call.recv_displs.size(); ++j)
+                if (call.recv_counts[j] > 0) size = std::max(size, (call.recv_displs[j] + call.recv_counts[j]) * elem);
+            break;
+        case collective_op::barrier: break;
+    }
+    if (call.recv == nullptr || size == 0) return {};
+    return {call.recv, size};
+}
+
 namespace {
 
 constexpr std::size_t cache_line = 64;

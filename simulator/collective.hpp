@@ -45,6 +45,16 @@ std::vector<std::string> count_mismatches(const std::vector<std::optional<collec
 // reproducible.
 void execute(const std::vector<std::optional<collective_call>>& calls);
 
+// The bytes of its own buffers that member `rank`'s call (of a collective of `members`
+// members) has written into it: [first, first + size), size 0 when it writes nothing (a
+// broadcast's root, a reduce's non-root, a barrier). A span, not the exact elements: for
+// all_to_all_v it runs from the receive buffer to the end of its last non-empty block.
+struct written_span {
+    const void* first = nullptr;
+    std::size_t size = 0;
+};
+written_span written_bytes(const collective_call& call, int rank, std::size_t members);
+
 // True when every member can move its own share of the data itself, outside the lock and in
 // parallel with the others (execute_share): a large broadcast or sum whose destinations
 // overlap no other member's buffers (a member's own send and receive may be the same buffer).

@@ -24,8 +24,12 @@ namespace distdl::sim {
 // lock, by the sender): straight into the receive buffer when that receive was already posted
 // (`delivered`), otherwise into a pooled buffer that the receive copies from and gives back.
 // A large message whose receive was not posted at isend is `deferred` instead: its data stays
-// in the send buffer (only the sending rank's own thread ever reads it) until the sender's next
-// blocking call moves it, straight into the receive buffer if that has been posted by then.
+// in the send buffer (only the sending rank's own thread ever reads it) and moves straight into
+// the receive buffer once that is posted and the sender is in a blocking call (wait_all, a
+// collective, create_sub: a blocked sender is woken to move it). It goes into pooled storage
+// only where the send buffer must be free before the receive is posted: at the end of the
+// sender's wait_all on it, when its request is dropped, or before a collective of the sender
+// that writes over that buffer.
 // Send and receive buffers are boxes of arrays (core/array_box.hpp; a plain buffer is one
 // run): "straight" means from the sender's box into the receiver's box, run by run, in one
 // pass; a pooled buffer holds the data packed.

@@ -1,6 +1,7 @@
 #include "simulator/sim_communicator.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <sstream>
@@ -65,13 +66,23 @@ std::string modified_send(const context_state& context, int source, int dest, in
            "data, the new data or a mixture";
 }
 
+// The message of a deferred send while its data is still in the send buffer, else null.
+// Caller holds the lock.
+const message* still_deferred(const deferred_send& d) {
+    auto ch = d.context->channels.find(d.channel);
+    if (ch == d.context->channels.end()) return nullptr;
+    auto found = ch->second.pending.find(d.number);
+    if (found == ch->second.pending.end() || found->second.deferred == nullptr) return nullptr;
+    return &found->second;
+}
+
 // Moves one deferred message (context.hpp) out of its send buffer; called by the sending rank
 // only, with the lock held (let go during the copy): straight into its receive buffer if that
-// has been posted, else, if `or_buffer`, into pooled storage. Returns false if it stays
-// deferred. A buffer that lost its isend fingerprint sets `modified` (its description). The
+// has been posted, else, if `buffer(d, message)`, into pooled storage. Returns false if it
+// stays deferred. A buffer that lost its isend fingerprint sets `modified` (its description). The
 // receiver, if it may continue now, is added to `wake`.
-bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const deferred_send& d, bool or_buffer,
-                           std::string& modified, std::vector<int>& wake) {
+bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const deferred_send& d,
+                           const buffer_rule& buffer, std::string& modified, std::vector<int>& wake) {
     context_state& context = *d.context;
     auto ch = context.channels.find(d.channel);
     if (ch == context.channels.end()) return true;
@@ -86,13 +97,15 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
             to = posted->second.buf;
             to_layout = posted->second.layout;
             m.delivered = true;
+            ++w.moves_of_deferred().straight;
         }  // else the receive reports the mismatch; no data moves
         context.erase_posted(ch->second, posted);
-    } else if (!or_buffer) {
+    } else if (!buffer(d, m)) {
         return false;
     } else {
         m.data = w.pool().take(bytes);
         to = m.data.bytes.get();
+        ++w.moves_of_deferred().buffered;
     }
     const void* from = m.deferred;
     m.deferred = nullptr;
@@ -114,7 +127,8 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
 // Sends are buffered: the data is on its way once they exist. `copied` is the fingerprint of
 // the buffer taken while isend copied it; the wait checks that the buffer still has it. A
 // deferred send's buffer is checked when its data moves instead (in a blocking call of its
-// rank, at the latest in its wait).
+// rank, at the latest in its wait), and again at the wait if a collective that writes over
+// it moved it early (world::overwritten).
 class send_request final : public sim_request {
   public:
     send_request(std::shared_ptr<const request_anchor> anchor, int rank, int dest, int tag,
@@ -130,16 +144,17 @@ class send_request final : public sim_request {
                 auto held = owner_->lock();
                 owner_->throw_if_aborted();
                 const int me = context_->members[static_cast<std::size_t>(rank_)];
+                auto& overwritten = owner_->overwritten(me);
+                std::erase_if(overwritten, [this](const deferred_send& d) { return is(d); });
                 auto& list = owner_->deferred(me);
                 std::string modified;
                 std::vector<int> wake;
                 for (auto it = list.begin(); it != list.end(); ++it) {
-                    if (it->context.get() != context_ || it->channel != std::make_tuple(dest_, rank_, tag_) ||
-                        it->number != number_)
-                        continue;
+                    if (!is(*it)) continue;
                     const deferred_send d = *it;
                     list.erase(it);
-                    move_deferred_message(*owner_, held, d, true, modified, wake);
+                    const buffer_rule always = [](const deferred_send&, const message&) { return true; };
+                    move_deferred_message(*owner_, held, d, always, modified, wake);
                     break;
                 }
                 held.unlock();
@@ -152,11 +167,20 @@ class send_request final : public sim_request {
     }
 
     bool deferred() const { return deferred_; }
+    // Whether `d` is this send's message.
+    bool is(const deferred_send& d) const {
+        return d.number == number_ && d.context.get() == context_ && d.channel == std::make_tuple(dest_, rank_, tag_);
+    }
 
-    // Throws sim::send_buffer_modified if the buffer changed since isend (not for a deferred
-    // send: its check is part of moving its data).
-    void verify_buffer() const {
-        if (deferred_ || fingerprint(buf_, layout_) == fingerprint_) return;
+    // Throws sim::send_buffer_modified if the buffer changed since isend (a deferred send only
+    // if it is listed in `overwritten`, which it leaves: otherwise its check is part of moving
+    // its data). Caller holds the lock.
+    void verify_buffer(std::vector<deferred_send>& overwritten) const {
+        if (deferred_) {
+            const auto mine = [this](const deferred_send& d) { return is(d); };
+            if (overwritten.empty() || std::erase_if(overwritten, mine) == 0) return;
+        }
+        if (fingerprint(buf_, layout_) == fingerprint_) return;
         throw send_buffer_modified(modified_send(*context_, rank_, dest_, tag_, count_, type_));
     }
 
@@ -270,6 +294,20 @@ constexpr std::size_t deferred_bytes = 64 * 1024;
 // A buffered message at least this large is copied out as soon as it arrives, without
 // waiting for the other receives of the same wait_all.
 constexpr std::size_t early_copy_out_bytes = 64 * 1024;
+
+// Whether the box a deferred message is sent from overlaps `span`.
+bool overlaps(const message& m, const written_span& span) {
+    const strided_layout& box = m.deferred_layout;
+    if (span.size == 0 || box.run == 0) return false;
+    std::size_t reach = box.run;  // from the box's first byte to past its last
+    for (std::size_t k = 0; k < box.dims; ++k) {
+        if (box.count[k] == 0) return false;
+        reach += (box.count[k] - 1) * box.stride[k];
+    }
+    const auto first = reinterpret_cast<std::uintptr_t>(m.deferred) + box.offset;
+    const auto written = reinterpret_cast<std::uintptr_t>(span.first);
+    return first < written + span.size && written < first + reach;
+}
 
 // The per-rank key of a member set (sorted): a 64-bit hash, so that a rank does not keep a
 // copy of every member list it created (O(n) per rank, O(n^2) per world).
@@ -422,14 +460,20 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
     }
     auto held = world_->lock();
     world_->throw_if_aborted();
+    auto& overwritten = world_->overwritten(world_rank());
     for (auto* send : sends) {
-        send->verify_buffer();
+        send->verify_buffer(overwritten);
         send->mark_waited();
     }
-    // Deferred sends move now if their receives are posted (all of them if no receive is
-    // awaited), the others as their receives get posted while this rank waits, and what is
-    // left once the receives are done goes into pooled storage: a wait never blocks on a send.
-    move_deferred(held, pending.empty());
+    // Deferred sends move now if their receives are posted, the others as their receives get
+    // posted while this rank waits; those of this wait's sends still unreceived once its
+    // receives are done go into pooled storage: a wait never blocks on a send (after it the
+    // send buffers are the caller's again). Blocking until those receives are posted, as MPI
+    // may for large messages, would save that copy but change which programs complete;
+    // box_exchange, the engine of the primitives, never leaves one there (every peer posts its
+    // receives before the messages this wait receives from it). Deferred sends of requests
+    // not waited on here stay deferred.
+    move_deferred(held, false);
     // Woken once every receive is ready, or earlier for a large buffered message (copying it
     // out overlaps with the others' arrival): a small exchange costs one wake-up, not one per
     // message.
@@ -473,7 +517,13 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         if (unlocked) world_->relock(held);
         for (auto& entry : arrived) world_->pool().give(std::move(entry.second.data));
     }
-    move_deferred(held, true);
+    bool deferred_here = false;
+    for (const send_request* send : sends) deferred_here = deferred_here || send->deferred();
+    if (!deferred_here || world_->deferred(world_rank()).empty()) return;
+    const std::string modified = move_deferred_where(held, [&](const deferred_send& d, const message&) {
+        return std::any_of(sends.begin(), sends.end(), [&](const send_request* send) { return send->is(d); });
+    });
+    if (!modified.empty()) throw send_buffer_modified(modified);
 }
 
 bool sim_communicator::deferred_receivable() const {
@@ -485,19 +535,48 @@ bool sim_communicator::deferred_receivable() const {
 }
 
 void sim_communicator::move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer) {
+    if (world_->deferred(world_rank()).empty()) return;
+    const std::string modified =
+        move_deferred_where(held, [or_buffer](const deferred_send&, const message&) { return or_buffer; });
+    if (!modified.empty()) throw send_buffer_modified(modified);
+}
+
+std::string sim_communicator::move_deferred_where(std::unique_lock<std::mutex>& held,
+                                                  const buffer_rule& buffer) {
     auto& list = world_->deferred(world_rank());
-    if (list.empty()) return;
     std::string modified;
+    if (list.empty()) return modified;
     std::vector<int> wake;
     for (std::size_t i = 0; i < list.size();) {
         const deferred_send d = list[i];  // only this rank's thread changes the list
-        if (move_deferred_message(*world_, held, d, or_buffer, modified, wake))
+        if (move_deferred_message(*world_, held, d, buffer, modified, wake))
             list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
         else
             ++i;
     }
     signal_unlocked(held, wake);
-    if (!modified.empty()) throw send_buffer_modified(modified);
+    return modified;
+}
+
+void sim_communicator::wait_serving_deferred(std::unique_lock<std::mutex>& held, const std::function<bool()>& ready,
+                                             const std::function<std::string()>& describe, std::string& modified) {
+    if (world_->deferred(world_rank()).empty()) {
+        // None to serve, and none can come while this rank waits here (only it adds them).
+        if (!ready()) world_->wait_until(held, world_rank(), ready, describe);
+        return;
+    }
+    const std::function<bool()> ready_or_serving = [&] { return ready() || deferred_receivable(); };
+    const buffer_rule keep_deferred = [](const deferred_send&, const message&) { return false; };
+    while (!ready()) {
+        world_->wait_until(held, world_rank(), ready_or_serving, describe);
+        const std::string found = move_deferred_where(held, keep_deferred);
+        if (modified.empty()) modified = found;
+    }
+}
+
+deferred_moves sim_communicator::deferred_moves_so_far() const {
+    auto held = world_->lock();
+    return world_->moves_of_deferred();
 }
 
 void sim_communicator::run_collective(collective_call call) {
@@ -505,7 +584,22 @@ void sim_communicator::run_collective(collective_call call) {
     const int n = size();
     auto held = world_->lock();
     world_->throw_if_aborted();
-    move_deferred(held, true);  // no blocking call leaves a deferred send waiting on this rank
+    // This rank's deferred sends stay deferred in the collective, which serves them as their
+    // receives get posted (wait_serving_deferred): only those already receivable move now, and
+    // those whose buffer this rank's collective writes go into pooled storage first (serving
+    // one must never read a buffer that the collective may be writing meanwhile).
+    if (!world_->deferred(world_rank()).empty()) {
+        const written_span written = written_bytes(call, rank_, static_cast<std::size_t>(n));
+        for (const deferred_send& d : world_->deferred(world_rank())) {
+            const message* m = still_deferred(d);
+            if (m != nullptr && overlaps(*m, written))
+                world_->overwritten(world_rank()).push_back(d);  // its buffer is checked again at its wait
+        }
+        const std::string modified_before =
+            move_deferred_where(held, [&](const deferred_send&, const message& m) { return overlaps(m, written); });
+        if (!modified_before.empty()) throw send_buffer_modified(modified_before);
+        world_->throw_if_aborted();  // (the moves let the lock go: no arrival after an abort)
+    }
     auto& slot = context_->collectives[number];
     if (slot.calls.empty()) slot.calls.resize(static_cast<std::size_t>(n));
     slot.calls[static_cast<std::size_t>(rank_)] = std::move(call);
@@ -569,7 +663,8 @@ void sim_communicator::run_collective(collective_call call) {
     };
     // The last arrival is done already (it may have let go of the lock to signal the others:
     // an abort since then must not stop it from doing its share, which the others wait for).
-    if (!ready()) world_->wait_until(held, world_rank(), ready, describe_wait);
+    std::string modified;  // a deferred send's buffer, found changed while serving it
+    wait_serving_deferred(held, ready, describe_wait, modified);
 
     if (slot.failure.empty() && slot.in_shares) {
         // Each member moves its own share outside the lock, in parallel with the others, then
@@ -602,6 +697,9 @@ void sim_communicator::run_collective(collective_call call) {
     const std::string failure = slot.failure;
     if (++slot.departed == n) context_->collectives.erase(number);
     if (!failure.empty()) throw collective_mismatch(failure);
+    if (!modified.empty()) throw send_buffer_modified(modified);
+    // Receives posted meanwhile get their data now, not at this rank's next blocking call.
+    move_deferred(held, false);
 }
 
 void sim_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {
@@ -680,7 +778,8 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
 
     auto held = world_->lock();
     world_->throw_if_aborted();
-    move_deferred(held, true);
+    move_deferred(held, false);  // the others are served while this rank waits here
+    world_->throw_if_aborted();
     auto& slot = context_->creations[key];
     if (slot.arrived.empty()) slot.list = ranks;
     slot.arrived.push_back(rank_);
@@ -726,12 +825,15 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
         return "waits in create_sub(" + format_ranks(ranks) + ") on " + name(*context_) + ", arrived: ranks " +
                format_ranks(arrived) + ", missing: ranks " + format_ranks(missing);
     };
-    if (!ready()) world_->wait_until(held, world_rank(), ready, describe_wait);  // the last arrival is done
+    std::string modified;  // a deferred send's buffer, found changed while serving it
+    wait_serving_deferred(held, ready, describe_wait, modified);  // the last arrival is done
 
     const auto created = slot.created;
     const std::string failure = slot.failure;
     if (++slot.departed == ranks.size()) context_->creations.erase(key);
     if (!failure.empty()) throw collective_mismatch(failure);
+    if (!modified.empty()) throw send_buffer_modified(modified);
+    move_deferred(held, false);
     held.unlock();
     const int position = static_cast<int>(std::find(ranks.begin(), ranks.end(), rank_) - ranks.begin());
     return std::make_shared<sim_communicator>(world_, created, position);

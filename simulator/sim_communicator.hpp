@@ -1,17 +1,21 @@
 #pragma once
 // The simulator's communicator: one object per rank per context. Sends are buffered (the data
 // is copied at isend: into the receive buffer if that receive is already posted, else into
-// pooled storage; a large send whose receive is not posted yet is deferred: its data moves in
-// the sender's next blocking call, straight into the receive buffer once that is posted, so
-// no wait ever blocks on a send). Box sends and receives (isend_box / irecv_box) take the
-// same paths: the data moves from the sender's box into the receiver's box in one pass when
-// both are known, and is packed only into pooled storage. Receives complete in wait_all, collectives meet in a rendezvous slot
-// numbered by the communicator's own call count (large ones then move their data in parallel,
-// each member its own share), sub-communicators in a creation slot of the parent context keyed
-// by the member set.
+// pooled storage; a large send whose receive is not posted yet is deferred: its data moves
+// straight into the receive buffer once that is posted, while the sender is in any blocking
+// call, collectives and create_sub included; a wait_all leaves its own sends' unreceived
+// deferred data in pooled storage, so no wait ever blocks on a send). Box sends and receives
+// (isend_box / irecv_box) take the same paths: the data moves from the sender's box into the
+// receiver's box in one pass when both are known, and is packed only into pooled storage.
+// Receives complete in wait_all, collectives meet in a rendezvous slot numbered by the
+// communicator's own call count (large ones then move their data in parallel, each member its
+// own share), sub-communicators in a creation slot of the parent context keyed by the member
+// set.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/communicator.hpp"
@@ -30,9 +34,14 @@ struct request_anchor {
     std::shared_ptr<context_state> context;
 };
 
+// Whether a deferred send (context.hpp) whose receive is not posted goes into pooled storage now.
+using buffer_rule = std::function<bool(const deferred_send&, const message&)>;
+
 class sim_communicator final : public communicator {
   public:
     sim_communicator(std::shared_ptr<world> owner, std::shared_ptr<context_state> context, int rank);
+    // Test hook: how the deferred messages of this communicator's world have moved so far.
+    deferred_moves deferred_moves_so_far() const;
 
   protected:
     int do_rank() const override { return rank_; }
@@ -69,8 +78,18 @@ class sim_communicator final : public communicator {
     // lock (let go during copies). Throws sim::send_buffer_modified if a moved buffer lost its
     // isend fingerprint.
     void move_deferred(std::unique_lock<std::mutex>& held, bool or_buffer);
+    // The same, with `buffer` saying which unreceived ones go into pooled storage; returns the
+    // description of a modified buffer (empty if none) instead of throwing it.
+    std::string move_deferred_where(std::unique_lock<std::mutex>& held, const buffer_rule& buffer);
     // Whether one of them has its receive posted (caller holds the lock).
     bool deferred_receivable() const;
+    // Blocks in a rendezvous (a collective, create_sub) until ready() holds, serving this
+    // rank's deferred sends meanwhile: woken when a receive for one of them is posted, it
+    // moves the data straight there and blocks again. A modified send buffer found meanwhile
+    // is kept in `modified` (the first), to be thrown once this rank has left the rendezvous
+    // (until then other members may use its buffers). Throws as world::wait_until.
+    void wait_serving_deferred(std::unique_lock<std::mutex>& held, const std::function<bool()>& ready,
+                               const std::function<std::string()>& describe, std::string& modified);
 
     std::shared_ptr<world> world_;
     std::shared_ptr<context_state> context_;

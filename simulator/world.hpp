@@ -36,6 +36,13 @@ struct deferred_send {
     std::uint64_t number;               // the message's number in its channel
 };
 
+// How the deferred messages of a world have moved so far (a test hook): straight from the send
+// buffer into the receive buffer (one copy), or through pooled storage (two copies).
+struct deferred_moves {
+    std::size_t straight = 0;
+    std::size_t buffered = 0;
+};
+
 class world {
   public:
     explicit world(int nranks);
@@ -78,6 +85,13 @@ class world {
     // The deferred messages the rank sent that are still in its send buffers (only that rank's
     // thread changes its list).
     std::vector<deferred_send>& deferred(int world_rank) { return ranks_[static_cast<std::size_t>(world_rank)].deferred; }
+    // Deferred messages of the rank moved out early, at the start of a collective of the rank
+    // that writes their send buffer: that buffer is checked against its isend fingerprint
+    // again at the send's wait (only that rank's thread changes its list).
+    std::vector<deferred_send>& overwritten(int world_rank) {
+        return overwritten_[static_cast<std::size_t>(world_rank)];
+    }
+    deferred_moves& moves_of_deferred() { return deferred_moves_; }
     // A request was created / was completed by wait_all.
     void request_created() { ++live_requests_; }
     void request_waited() { --live_requests_; }
@@ -122,6 +136,7 @@ class world {
 
     std::mutex mutex_;
     std::vector<rank_state> ranks_;
+    std::vector<std::vector<deferred_send>> overwritten_;  // by world rank (rarely used: kept out of rank_state)
     int running_;      // ranks neither blocked (un-notified) nor finished; not yet started counts as running
     int blocked_ = 0;  // ranks inside wait_until
     std::atomic<int> spinning_{0};
@@ -129,6 +144,7 @@ class world {
     int next_context_id_ = 1;  // 0 is the world communicator
     std::vector<std::shared_ptr<context_state>> contexts_;
     buffer_pool pool_;
+    deferred_moves deferred_moves_;
     std::size_t live_requests_ = 0;                           // created and neither waited on nor dropped
     std::map<std::pair<int, std::string>, std::size_t> dropped_;  // (world rank, what) -> requests never waited on
 

@@ -134,6 +134,25 @@ TEST(sim_deadlock, names_the_sub_communicator_context) {
                            "ranks [0,2] (2 ranks) have finished"});
 }
 
+TEST(sim_deadlock, a_rank_serving_deferred_sends_in_a_collective_is_still_part_of_a_deadlock) {
+    // Rank 0 serves its large send from inside the barrier (rank 1's first wait completes),
+    // then stays blocked there while rank 1 waits for a message never sent.
+    const auto what = deadlock_message(2, [](const comm_ptr& world) {
+        std::vector<double> data(40'000, 1.0);  // 320 KB: deferred until its receive is posted
+        if (world->rank() == 0) {
+            auto sent = world->isend(data.data(), data.size(), 1, 5);
+            world->barrier();
+            wait_one(world, std::move(sent));
+        } else {
+            wait_one(world, world->irecv(data.data(), data.size(), 0, 5));
+            double x;
+            wait_one(world, world->irecv(&x, 1, 0, 6));
+        }
+    });
+    expect_contains(what, {"rank 0 waits in barrier() (collective call #0) on context 0",
+                           "rank 1 waits in wait_all for a message from rank 0 with tag 6"});
+}
+
 TEST(sim_deadlock, every_deadlocked_rank_throws_deadlock) {
     std::atomic<int> deadlocked{0};
     const auto what = deadlock_message(5, [&](const comm_ptr& world) {

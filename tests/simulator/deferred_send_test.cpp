@@ -1,17 +1,22 @@
 // Deferred sends: a large send whose receive is not posted yet keeps its data in the send
-// buffer until the sender's next blocking call moves it (straight into the receive buffer if
-// that is posted by then, else into pooled storage). The data must arrive exactly, no wait may
-// block on a send, and the send-buffer check must still catch a buffer changed before the send
-// completed, whichever call moves the data.
+// buffer; the sender moves it straight into the receive buffer once that is posted, whenever
+// the sender is in a blocking call (a wait_all, a collective, create_sub), and into pooled
+// storage only at the end of its wait_all if the receive is still not posted. The data must
+// arrive exactly, no wait may block on a send, and the send-buffer check must still catch a
+// buffer changed before the send completed, whichever call moves the data.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "simulator/errors.hpp"
 #include "simulator/run.hpp"
+#include "simulator/sim_communicator.hpp"
 #include "tests/simulator/sim_test_util.hpp"
 
 namespace {
@@ -31,6 +36,27 @@ std::vector<double> pattern(int seed) {
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+// How the world's deferred messages moved (read after sim::run returned: every rank is done).
+sim::deferred_moves moves_of(const comm_ptr& world) {
+    return dynamic_cast<const sim::sim_communicator&>(*world).deferred_moves_so_far();
+}
+
+// Long enough for the other rank to be blocked in its collective by then (only the check
+// that nothing went through pooled storage relies on it; correctness does not).
+void let_the_other_rank_block() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
+
+// Rank 0 tells rank 1 that its large isend is made; rank 1 posts the receive only after
+// hearing it (so the send is deferred) and after letting rank 0 block.
+void tell_sent(const comm_ptr& world) {
+    int token = 1;
+    sim_test::wait_one(world, world->isend(&token, 1, dtype::int32, 1, 99));
+}
+void hear_sent_then_let_block(const comm_ptr& world) {
+    int token = 0;
+    sim_test::wait_one(world, world->irecv(&token, 1, dtype::int32, 0, 99));
+    let_the_other_rank_block();
 }
 
 TEST(sim_deferred_send, moves_into_a_receive_posted_while_the_sender_waits) {
@@ -107,6 +133,240 @@ TEST(sim_deferred_send, a_buffer_changed_before_the_wait_is_caught) {
     }
 }
 
+TEST(sim_deferred_send, a_rank_in_a_collective_moves_it_straight_into_a_receive_posted_meanwhile) {
+    // Rank 1 waits for the data before it joins the barrier, so rank 0 must serve the send
+    // from inside the barrier, and the data must not go through pooled storage on the way.
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        if (world->rank() == 0) {
+            kept = world;
+            const auto out = pattern(11);
+            auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            tell_sent(world);
+            world->barrier();
+            sim_test::wait_one(world, std::move(sent));
+        } else {
+            hear_sent_then_let_block(world);
+            std::vector<double> in(large);
+            sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
+            EXPECT_TRUE(same_bits(in, pattern(11)));
+            world->barrier();
+        }
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, a_rank_in_create_sub_serves_its_deferred_sends) {
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        if (world->rank() == 0) {
+            kept = world;
+            const auto out = pattern(12);
+            auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            tell_sent(world);
+            auto pair = world->create_sub({0, 1});
+            pair->barrier();
+            sim_test::wait_one(world, std::move(sent));
+        } else {
+            hear_sent_then_let_block(world);
+            std::vector<double> in(large);
+            sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
+            EXPECT_TRUE(same_bits(in, pattern(12)));
+            auto pair = world->create_sub({0, 1});
+            pair->barrier();
+        }
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, a_send_still_deferred_after_a_collective_moves_straight_in_its_wait) {
+    // Every isend comes before the collective and every receive after it: all are still
+    // deferred when the collective (a large all-reduce, moved in shares) ends, and each moves
+    // in its sender's wait_all, straight into the receive: the wait also needs a token that
+    // the receiver sends only after posting it (as box_exchange's status words).
+    comm_ptr kept;
+    constexpr int n = 3;
+    sim::run(n, [&](const comm_ptr& world) {
+        const int me = world->rank();
+        if (me == 0) kept = world;
+        const auto out = pattern(20 + me);
+        std::vector<request> reqs;
+        reqs.push_back(world->isend(out.data(), large, dtype::float64, (me + 1) % n, 8));
+        std::vector<double> ones(large, 1.0), sum(large);
+        world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
+        EXPECT_TRUE(same_bits(sum, std::vector<double>(large, 3.0)));
+        std::vector<double> in(large);
+        int token_out = me, token_in = -1;
+        reqs.push_back(world->irecv(in.data(), large, dtype::float64, (me + n - 1) % n, 8));
+        reqs.push_back(world->isend(&token_out, 1, dtype::int32, (me + n - 1) % n, 9));
+        reqs.push_back(world->irecv(&token_in, 1, dtype::int32, (me + 1) % n, 9));
+        world->wait_all(reqs);
+        EXPECT_EQ(token_in, (me + 1) % n);
+        EXPECT_TRUE(same_bits(in, pattern(20 + (me + n - 1) % n)));
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 3u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, a_large_all_reduce_serves_a_send_whose_receiver_waits_before_joining) {
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        std::vector<double> ones(large, 1.0), sum(large);
+        if (world->rank() == 0) {
+            kept = world;
+            const auto out = pattern(13);
+            auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+            tell_sent(world);
+            world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
+            sim_test::wait_one(world, std::move(sent));
+        } else {
+            hear_sent_then_let_block(world);
+            std::vector<double> in(large);
+            sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 3));
+            EXPECT_TRUE(same_bits(in, pattern(13)));
+            world->all_reduce_sum(ones.data(), sum.data(), large, dtype::float64);
+        }
+        EXPECT_TRUE(same_bits(sum, std::vector<double>(large, 2.0)));
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 0u);
+}
+
+TEST(sim_deferred_send, sends_served_while_collectives_run_arrive_exactly) {
+    // Receives posted before or after the collective, which is by turns a small all-reduce
+    // (the last arrival moves it while the others wait, some of them serving sends) and a
+    // large one (every member moves its share): the data must arrive exactly every time.
+    constexpr int n = 3, rounds = 12;
+    sim::run(n, [](const comm_ptr& world) {
+        const int me = world->rank(), next = (me + 1) % n, prev = (me + n - 1) % n;
+        std::vector<double> in(large), ones(large, 1.0), sum(large);
+        for (int round = 0; round < rounds; ++round) {
+            const auto out = pattern(100 * round + me);
+            std::vector<request> reqs;
+            const bool posted_first = (round + me) % 3 != 0;
+            if (posted_first) reqs.push_back(world->irecv(in.data(), large, dtype::float64, prev, round));
+            reqs.push_back(world->isend(out.data(), large, dtype::float64, next, round));
+            const std::size_t count = round % 2 == 0 ? 1 : large;
+            world->all_reduce_sum(ones.data(), sum.data(), count, dtype::float64);
+            if (!posted_first) reqs.push_back(world->irecv(in.data(), large, dtype::float64, prev, round));
+            world->wait_all(reqs);
+            EXPECT_TRUE(same_bits(in, pattern(100 * round + prev))) << "round " << round;
+            EXPECT_EQ(sum[count - 1], 3.0) << "round " << round;
+        }
+    });
+}
+
+TEST(sim_deferred_send, a_wait_buffers_only_its_own_deferred_sends) {
+    // The wait on the first send alone must free its buffer (pooled storage: its receive is
+    // posted only after the barrier); the second send is not waited on there and stays
+    // deferred until its receive is posted.
+    comm_ptr kept;
+    sim::run(2, [&](const comm_ptr& world) {
+        if (world->rank() == 0) {
+            kept = world;
+            const auto first = pattern(16), second = pattern(17);
+            auto sent_first = world->isend(first.data(), large, dtype::float64, 1, 1);
+            auto sent_second = world->isend(second.data(), large, dtype::float64, 1, 2);
+            sim_test::wait_one(world, std::move(sent_first));
+            world->barrier();
+            int token = 0;
+            std::vector<request> reqs;
+            reqs.push_back(std::move(sent_second));
+            reqs.push_back(world->irecv(&token, 1, dtype::int32, 1, 3));
+            world->wait_all(reqs);
+        } else {
+            world->barrier();
+            std::vector<double> first(large), second(large);
+            int token = 1;
+            std::vector<request> reqs;
+            reqs.push_back(world->irecv(first.data(), large, dtype::float64, 0, 1));
+            reqs.push_back(world->irecv(second.data(), large, dtype::float64, 0, 2));
+            reqs.push_back(world->isend(&token, 1, dtype::int32, 0, 3));
+            world->wait_all(reqs);
+            EXPECT_TRUE(same_bits(first, pattern(16)));
+            EXPECT_TRUE(same_bits(second, pattern(17)));
+        }
+    });
+    const auto moves = moves_of(kept);
+    EXPECT_EQ(moves.straight, 1u);
+    EXPECT_EQ(moves.buffered, 1u);
+}
+
+TEST(sim_deferred_send, a_receive_dropped_while_its_sender_is_in_a_collective_is_reported) {
+    // The receive is posted (the sender in the barrier is woken to serve it) and dropped at
+    // once: the drop waits for a copy under way, and the world ends with the message
+    // unreceived and the request never waited on.
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            std::vector<double> data = pattern(18);
+            if (world->rank() == 0) {
+                auto sent = world->isend(data.data(), large, dtype::float64, 1, 6);
+                tell_sent(world);
+                world->barrier();
+                sim_test::wait_one(world, std::move(sent));
+            } else {
+                hear_sent_then_let_block(world);
+                { auto dropped = world->irecv(data.data(), large, dtype::float64, 0, 6); }
+                world->barrier();
+            }
+        });
+        FAIL() << "expected sim::unfinished_communication";
+    } catch (const sim::unfinished_communication& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("1 message(s) sent and never received"), std::string::npos) << what;
+        EXPECT_NE(what.find("1 request(s) never waited on"), std::string::npos) << what;
+    }
+}
+
+TEST(sim_deferred_send, an_abort_wakes_a_rank_that_serves_deferred_sends_in_a_collective) {
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            const auto out = pattern(14);
+            if (world->rank() == 0) {
+                auto sent = world->isend(out.data(), large, dtype::float64, 1, 3);
+                world->barrier();
+                sim_test::wait_one(world, std::move(sent));
+            } else {
+                let_the_other_rank_block();
+                throw std::runtime_error("rank 1 gives up");
+            }
+        });
+        FAIL() << "expected sim::rank_failure";
+    } catch (const sim::rank_failure& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 1 gives up"), std::string::npos) << e.what();
+    }
+}
+
+TEST(sim_deferred_send, a_collective_that_writes_a_deferred_send_buffer_is_caught) {
+    // The all-reduce writes its sum over the buffer of a send not completed yet (erroneous under
+    // MPI): the data leaves the buffer before the collective starts (the receiver gets what was
+    // sent), and the send's wait finds the buffer changed.
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            std::vector<double> data = pattern(15);
+            if (world->rank() == 0) {
+                auto sent = world->isend(data.data(), large, dtype::float64, 1, 4);
+                world->all_reduce_sum(data.data(), data.data(), large, dtype::float64);
+                sim_test::wait_one(world, std::move(sent));
+            } else {
+                world->all_reduce_sum(data.data(), data.data(), large, dtype::float64);
+                std::vector<double> in(large);
+                sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, 0, 4));
+                EXPECT_TRUE(same_bits(in, pattern(15)));
+            }
+        });
+        FAIL() << "expected sim::send_buffer_modified";
+    } catch (const sim::send_buffer_modified& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 0 modified the buffer of its isend"), std::string::npos) << e.what();
+    }
+}
+
 TEST(sim_deferred_send, a_buffer_changed_before_a_collective_moves_it_is_caught) {
     EXPECT_THROW(sim::run(2,
                           [](const comm_ptr& world) {
@@ -114,7 +374,7 @@ TEST(sim_deferred_send, a_buffer_changed_before_a_collective_moves_it_is_caught)
                               if (world->rank() == 0) {
                                   auto sent = world->isend(data.data(), large, dtype::float64, 1, 4);
                                   data[0] = -3.0;
-                                  world->barrier();  // moves the deferred data: the change shows
+                                  world->barrier();  // the receive is posted after it: the wait moves the data
                                   sim_test::wait_one(world, std::move(sent));
                               } else {
                                   world->barrier();
