@@ -95,9 +95,10 @@ bool cpu_has_avx2() { return false; }
 #endif
 
 fingerprint_code fastest_code() {
-    if (cpu_has_madd52()) return fingerprint_code::madd52_vector;
-    if (cpu_has_avx2()) return fingerprint_code::mul32_vector;
-    return fingerprint_code::mul32_portable;
+    static const fingerprint_code fastest = cpu_has_madd52() ? fingerprint_code::madd52_vector
+                                            : cpu_has_avx2() ? fingerprint_code::mul32_vector
+                                                             : fingerprint_code::mul32_portable;
+    return fastest;
 }
 
 std::atomic<int> forced_code{-1};
@@ -107,14 +108,20 @@ fingerprint_code current_code() {
     return forced < 0 ? fastest_code() : static_cast<fingerprint_code>(forced);
 }
 
+struct initial_lanes {
+    std::uint64_t value[lanes];
+    constexpr initial_lanes() : value() {
+        for (std::size_t k = 0; k < lanes; ++k) value[k] = mix(0x9e3779b97f4a7c15ULL * (k + 1));
+    }
+};
+constexpr initial_lanes initial;
+
 struct fingerprint_state {
-    std::uint64_t lane[lanes];
-    std::uint64_t words = 0;  // fed so far: the next one goes into lane words % lanes
+    std::uint64_t lane[lanes];  // lane k holds initial.value[k] until a word went into it
+    std::uint64_t words = 0;    // fed so far: the next one goes into lane words % lanes
     fingerprint_code code = current_code();  // one code for the whole fingerprint
 
-    fingerprint_state() {
-        for (std::size_t k = 0; k < lanes; ++k) lane[k] = mix(0x9e3779b97f4a7c15ULL * (k + 1));
-    }
+    std::uint64_t get(std::size_t k) const { return k < words ? lane[k] : initial.value[k]; }
 };
 
 // The portable code: whole words one by one, then a trailing partial word zero-padded.
@@ -122,14 +129,16 @@ template <std::uint64_t (*step)(std::uint64_t, std::uint64_t)>
 void feed_words_with(fingerprint_state& s, const unsigned char* p, std::size_t bytes) {
     std::size_t i = 0;
     for (; i + word_bytes <= bytes; i += word_bytes) {
-        std::uint64_t& lane = s.lane[s.words++ % lanes];
-        lane = step(lane, load_word(p + i));
+        const std::size_t k = s.words % lanes;
+        s.lane[k] = step(s.get(k), load_word(p + i));
+        ++s.words;
     }
     if (i < bytes) {
         std::uint64_t word = 0;
         std::memcpy(&word, p + i, bytes - i);
-        std::uint64_t& lane = s.lane[s.words++ % lanes];
-        lane = step(lane, word);
+        const std::size_t k = s.words % lanes;
+        s.lane[k] = step(s.get(k), word);
+        ++s.words;
     }
 }
 
@@ -142,18 +151,16 @@ void feed_words(fingerprint_state& s, const unsigned char* p, std::size_t bytes)
 }
 
 #if defined(__x86_64__)
-// `blocks` whole blocks into the lanes (the stream at lane 0), also copied to `to` unless it is
-// null: one pass, the copy's loads and stores run beside the hash's arithmetic.
 // Eight named accumulators (an array of them is copied through the stack, with 512-bit moves).
 #define DISTDL_FINGERPRINT_BLOCKS(step)                                                                            \
-    __m256i acc0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 0);                                 \
-    __m256i acc1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 1);                                 \
-    __m256i acc2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 2);                                 \
-    __m256i acc3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 3);                                 \
-    __m256i acc4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 4);                                 \
-    __m256i acc5 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 5);                                 \
-    __m256i acc6 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 6);                                 \
-    __m256i acc7 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane) + 7);                                 \
+    __m256i acc0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 0);                                 \
+    __m256i acc1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 1);                                 \
+    __m256i acc2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 2);                                 \
+    __m256i acc3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 3);                                 \
+    __m256i acc4 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 4);                                 \
+    __m256i acc5 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 5);                                 \
+    __m256i acc6 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 6);                                 \
+    __m256i acc7 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 7);                                 \
     for (std::size_t i = 0; i < blocks * block_bytes; i += block_bytes) {                                          \
         const auto* in = reinterpret_cast<const __m256i*>(p + i);                                                  \
         [[maybe_unused]] auto* out = reinterpret_cast<__m256i*>(to + i);                                           \
@@ -175,10 +182,12 @@ void feed_words(fingerprint_state& s, const unsigned char* p, std::size_t bytes)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(lane) + 6, acc6);                                               \
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(lane) + 7, acc7)
 
-// `blocks` whole blocks into the lanes (the stream at lane 0), also copied to `to` unless it is
-// null: one pass, the copy's loads and stores run beside the hash's arithmetic.
+// `blocks` whole blocks into the lanes (the stream at lane 0; `from`: the lanes before, which
+// may be the initial ones, `lane`: after), also copied to `to` unless it is null: one pass,
+// the copy's loads and stores run beside the hash's arithmetic.
 template <bool copy>
-__attribute__((target("avx2,avx512f,avx512vl,avx512ifma"))) void feed_blocks_madd52(std::uint64_t* lane,
+__attribute__((target("avx2,avx512f,avx512vl,avx512ifma"))) void feed_blocks_madd52(const std::uint64_t* from,
+                                                                                     std::uint64_t* lane,
                                                                                      const unsigned char* p,
                                                                                      std::size_t blocks,
                                                                                      unsigned char* to) {
@@ -197,8 +206,8 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512ifma"))) void feed_blocks_mad
 }
 
 template <bool copy>
-__attribute__((target("avx2"))) void feed_blocks_mul32(std::uint64_t* lane, const unsigned char* p, std::size_t blocks,
-                                                       unsigned char* to) {
+__attribute__((target("avx2"))) void feed_blocks_mul32(const std::uint64_t* from, std::uint64_t* lane,
+                                                       const unsigned char* p, std::size_t blocks, unsigned char* to) {
     const __m256i a = _mm256_set1_epi64x(static_cast<long long>(mul32_a));
     const __m256i b = _mm256_set1_epi64x(static_cast<long long>(mul32_b));
     const auto step = [a, b](__m256i acc, const __m256i* in, __m256i* out, int k)
@@ -216,10 +225,11 @@ __attribute__((target("avx2"))) void feed_blocks_mul32(std::uint64_t* lane, cons
 
 template <bool copy>
 void feed_blocks(fingerprint_state& s, const unsigned char* p, std::size_t blocks, unsigned char* to) {
+    const std::uint64_t* from = s.words == 0 ? initial.value : s.lane;
     if (s.code == fingerprint_code::madd52_vector) {
-        feed_blocks_madd52<copy>(s.lane, p, blocks, to);
+        feed_blocks_madd52<copy>(from, s.lane, p, blocks, to);
     } else {
-        feed_blocks_mul32<copy>(s.lane, p, blocks, to);
+        feed_blocks_mul32<copy>(from, s.lane, p, blocks, to);
     }
     s.words += blocks * lanes;
 }
@@ -272,19 +282,20 @@ void feed(fingerprint_state& s, const unsigned char* p, std::size_t bytes, unsig
     }
 }
 
-// The lanes in four columns (lane 4r + j into column j by mix, a bijection of it), then the
-// columns and the length through mix: a change confined to one lane always changes the result,
-// and changes of several lanes cancel only as often as a strong mix lets them. Rows past the
-// words fed hold their initial values and are skipped.
+// The lanes fed, folded pairwise (x and y into mix(x) ^ y, a bijection of each; an odd one out
+// moves up as it is), then with the length through mix: a change confined to one lane always
+// changes the result, and changes of several lanes cancel only as often as a strong mix lets
+// them. A tree, so that the mixes run side by side: this is most of a small message's cost.
 std::uint64_t finish(const fingerprint_state& s, std::size_t bytes) {
-    const std::uint64_t used = s.words < lanes ? s.words : lanes;
-    const std::size_t rows = used <= 4 ? 1 : static_cast<std::size_t>((used + 3) / 4);
-    std::uint64_t column[4] = {mix(s.lane[0]), mix(s.lane[1]), mix(s.lane[2]), mix(s.lane[3])};
-    for (std::size_t r = 1; r < rows; ++r)
-        for (std::size_t j = 0; j < 4; ++j) column[j] = mix(column[j] ^ s.lane[4 * r + j]);
-    std::uint64_t out = mix(bytes ^ 0x6a09e667f3bcc909ULL);
-    for (std::uint64_t c : column) out = mix(out ^ c);
-    return out;
+    std::size_t n = s.words == 0 ? 1 : s.words < lanes ? static_cast<std::size_t>(s.words) : lanes;
+    std::uint64_t level[lanes];
+    for (std::size_t k = 0; k < n; ++k) level[k] = s.get(k);
+    while (n > 1) {
+        for (std::size_t k = 0; k < n / 2; ++k) level[k] = mix(level[2 * k]) ^ level[2 * k + 1];
+        if (n % 2 == 1) level[n / 2] = level[n - 1];
+        n = (n + 1) / 2;
+    }
+    return mix(level[0] ^ mix(bytes ^ 0x6a09e667f3bcc909ULL));
 }
 
 }  // namespace
