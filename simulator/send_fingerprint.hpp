@@ -11,24 +11,27 @@
 // multiply leaves linear (the top ones) under the other, so every bit is multiplied in every
 // step. Two such steps exist: with AVX-512 IFMA, 52-bit multiply-adds (vpmadd52luq) on 256-bit
 // vectors, about 20 bytes per cycle from L1; elsewhere 32 x 32-bit multiplies (AVX2
-// _mm256_mul_epu32), about 16 bytes per cycle, or one word at a time without AVX2. Each has
-// portable code giving the same values, and a process uses one step for all its fingerprints.
-// At the end each column of lanes, then the columns, go through a strong 64-bit mix.
+// _mm256_mul_epu32), about 16 bytes per cycle, or one word at a time without AVX2 (about 2.5).
+// Each has portable code giving the same values, and a process uses one step for all its
+// fingerprints. At the end the lanes fed are folded pairwise through a strong 64-bit mix.
 //
 // Cost: copy_with_fingerprint loads, stores and hashes in one loop, so it costs about what the
 // copy costs; the other pass reads the buffer once more, for a large buffer at about the speed
-// of memory, which is most of what the check costs (a Repartition of 2 MiB messages on 4 ranks:
-// ~5.8 ms against ~3.0 ms without the check; reading without hashing is ~5.5 ms). An AVX-512
-// variant on 512-bit vectors was tried before: it cost ~60 us per small Repartition on the
-// simulator (the core's wide-vector frequency transitions); this one uses 256-bit vectors only.
+// of memory, and that read is most of what the check costs. The benchmarks' large Repartition
+// on 4 ranks (2 MiB messages, 2 cores): ~6.2-6.5 ms, against ~3.0 ms with no check and
+// ~5.4-5.7 ms when the second pass only reads (three CRC32C streams before: ~6.9-7.4 ms). A
+// small message costs ~50-150 cycles, mostly the final mixes. An AVX-512 variant on 512-bit
+// vectors was tried before: it cost ~60 us per small Repartition on the simulator (the core's
+// wide-vector frequency transitions); this one uses 256-bit vectors only.
 //
 // What it catches: a change of one word or one byte, always (the lane it enters differs from
 // then on, and the end is a bijection of each lane). Several changed words escape only if their
 // differences cancel: in different lanes, only as often as the final mix lets them; in one lane,
 // only if the difference the lane carries equals the next changed word's difference exactly. A
 // one-bit difference leaves a step as 11 bits or more (measured over 2^22 samples per bit), and
-// no difference leaves it as one given value more often than about 2^-10: a change crafted
-// against these constants (two words 256 bytes apart) escapes with about that probability. We
+// the likeliest result of a one-, two- or three-bit difference (measured, sampled) has
+// probability about 2^-10: a change crafted against these constants (two words 256 bytes
+// apart) could escape about that often. We
 // claim 2^-32 or less for changes not crafted so (about 2^-64 expected, not proven). Tested:
 // every one-byte and one-word change; swaps of words at every distance, also of words that
 // differ in the sign alone; two sign flips; two one-bit flips 256 bytes apart; zeroed, shifted
