@@ -109,11 +109,14 @@ struct general_conv<T>::state {
     // Reused between calls.
     tensor<T> x_hat;          // P_x: the window (a copy of x kept for the weight gradient when P_x
                               // is P_w without a halo, unless the kernel keeps one)
+    // Buffers whose lives do not overlap share one: y_partial is the contribution in the forward
+    // and the received dy in the adjoint (the same shape); x_piece, when the kernel keeps its own
+    // copy of it, is the window gradient in the adjoint (the window's shape).
     tensor<T> x_piece;        // P_w: the broadcast window
-    tensor<T> y_partial;      // P_w: the contribution
+    tensor<T> y_partial;      // P_w: the contribution; in the adjoint the received dy
     tensor<T> w_use, b_use;   // P_w: the broadcast parameters
     tensor<T> packed, packed_in;  // weight and bias (or their gradients) in one flat tensor
-    tensor<T> dy_piece, dx_partial, dx_hat;
+    tensor<T> dx_partial, dx_hat;
     tensor<T> dw_partial, db_partial;
     tensor<T> empty{shape_t{0}}, marker{shape_t{0}};
     std::vector<T> pack_buffer;
@@ -714,7 +717,7 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
 
     // dy along P_ci (a worker that holds dy itself uses it in place: no copy).
     const tensor<T>* dyp = sent;
-    if (st.reduce_y && st.reduce_y->adjoint_unless_own(*sent, st.dy_piece)) dyp = &st.dy_piece;
+    if (st.reduce_y && st.reduce_y->adjoint_unless_own(*sent, st.y_partial)) dyp = &st.y_partial;
 
     // Without a halo the window gradient is the piece's: it goes straight into dx (no copy, and
     // the caller's buffer is reused from call to call).
@@ -730,9 +733,11 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             upstream_refused = true;
             dx_contribution = &st.marker;
         } else {
-            if (!st.share_x) dx_contribution = window_is_dx ? &dx : &st.dx_partial;
+            // The window gradient's own buffer: the received window's, when the kernel does not read it.
+            tensor<T>& partial = st.share_x && st.kernel_keeps_x ? st.x_piece : st.dx_partial;
+            if (!st.share_x) dx_contribution = window_is_dx ? &dx : &partial;
             else if (st.dx_in_place) dx_contribution = window_is_dx ? &dx : &st.dx_hat;  // summed in place
-            else dx_contribution = &st.dx_partial;
+            else dx_contribution = &partial;
             kernels::dx_redirect<T> own;
             if (st.halo && !st.share_x && st.P_x.active() &&
                 st.halo->own_part(own.start, own.target_start, own.extent)) {
