@@ -436,8 +436,9 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
     // Two teams: an error in the first must not leave the second team waiting for this worker.
     first_error_keeper keep;
     if (gives && provide_first) keep(give);
-    // A destination outside the sum contributes zeros (the interface has no in-place reduce);
-    // its check of its own x is agreed with the team, in the same reduction.
+    // A destination outside the sum contributes zeros (a reduction root must send a term; the
+    // zero_block's pages are the zero page, so they cost no memory traffic); its check of its
+    // own x is agreed with the team, in the same reduction.
     const std::string problem = gives ? std::string() : zero_volume_problem(x, obtain, layer);
     keep([&] { team_sum<T>(obtain, nullptr, &y, false, problem, layer, scratch.obtain_cache, scratch); });
     if (gives && !provide_first) keep(give);
