@@ -1,6 +1,7 @@
 #include "core/broadcast.hpp"
 
 #include "core/detail/pair_agreement.hpp"
+#include "core/error.hpp"
 #include "core/detail/team_collectives.hpp"
 
 namespace distdl {
@@ -49,6 +50,22 @@ bool broadcast<T>::forward_unless_own(const tensor<T>& x, tensor<T>& y) {
     const auto& t = state_->teams;
     return detail::copy_out(t.send, t.recv, t.send_first, x, y, state_->options.preserve_batch, "Broadcast",
                             state_->forward_scratch, false);
+}
+
+template <class T>
+bool broadcast<T>::sums_in_place() const {
+    return detail::sums_in_place(state_->teams.recv, state_->teams.send);
+}
+
+template <class T>
+void broadcast<T>::adjoint_in_place(tensor<T>& dx) {
+    DISTDL_REQUIRE(sums_in_place(), "Broadcast: adjoint_in_place on world rank "
+                                        << state_->world->rank()
+                                        << ", which does not receive a sum of its own term; call adjoint(dy, dx)");
+    traffic_scope scope(state_->world->traffic(), "broadcast");
+    const auto& t = state_->teams;
+    detail::sum_in(t.recv, t.send, !t.send_first, dx, dx, state_->options.preserve_batch, "Broadcast",
+                   state_->adjoint_scratch);
 }
 
 template class broadcast<float>;

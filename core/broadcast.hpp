@@ -26,6 +26,13 @@ class broadcast : public module<T> {
     // its own x (the P_x worker that is also a P_y worker of its team), y is left untouched and
     // false is returned — that worker's result is x itself. Elsewhere y is written, true.
     bool forward_unless_own(const tensor<T>& x, tensor<T>& y);
+
+    // Whether this worker's adjoint receives a sum that its own term is part of (the P_x worker
+    // that is also a P_y worker of its team). There adjoint_in_place(dx) is adjoint(dy, dx)
+    // with dy held in dx itself: dx holds this worker's term on entry and the sum on return (no
+    // separate term, no copy of it). Elsewhere adjoint_in_place is refused: call adjoint(dy, dx).
+    bool sums_in_place() const;
+    void adjoint_in_place(tensor<T>& dx);
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override;
     void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;

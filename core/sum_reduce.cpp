@@ -1,6 +1,7 @@
 #include "core/sum_reduce.hpp"
 
 #include "core/detail/pair_agreement.hpp"
+#include "core/error.hpp"
 #include "core/detail/team_collectives.hpp"
 
 namespace distdl {
@@ -49,6 +50,22 @@ bool sum_reduce<T>::adjoint_unless_own(const tensor<T>& dy, tensor<T>& dx) {
     const auto& t = state_->teams;
     return detail::copy_out(t.recv, t.send, !t.send_first, dy, dx, state_->options.preserve_batch, "SumReduce",
                             state_->adjoint_scratch, false);
+}
+
+template <class T>
+bool sum_reduce<T>::sums_in_place() const {
+    return detail::sums_in_place(state_->teams.send, state_->teams.recv);
+}
+
+template <class T>
+void sum_reduce<T>::forward_in_place(tensor<T>& y) {
+    DISTDL_REQUIRE(sums_in_place(), "SumReduce: forward_in_place on world rank "
+                                        << state_->world->rank()
+                                        << ", which does not receive a sum of its own term; call forward(x, y)");
+    traffic_scope scope(state_->world->traffic(), "sum_reduce");
+    const auto& t = state_->teams;
+    detail::sum_in(t.send, t.recv, t.send_first, y, y, state_->options.preserve_batch, "SumReduce",
+                   state_->forward_scratch);
 }
 
 template class sum_reduce<float>;

@@ -91,6 +91,10 @@ struct general_conv<T>::state {
     // (x_identity without a halo, or the source of its own copy along P_co) hands the kernel x.
     bool kernel_keeps_x = false;
     shape_t window_shape;  // P_w: the shape of the last forward's window
+    // This worker receives the sum of its own contribution (of y along P_ci; of the window
+    // gradient along P_co): it computes its term straight into the output and the sum runs in
+    // place there (no partial buffer, no copy of it).
+    bool y_in_place = false, dx_in_place = false;
 
     // Layout learnt from the pieces, or given at construction (P_x workers).
     bool shape_given = false;
@@ -105,11 +109,14 @@ struct general_conv<T>::state {
     // Reused between calls.
     tensor<T> x_hat;          // P_x: the window (a copy of x kept for the weight gradient when P_x
                               // is P_w without a halo, unless the kernel keeps one)
+    // Buffers whose lives do not overlap share one: y_partial is the contribution in the forward
+    // and the received dy in the adjoint (the same shape); x_piece, when the kernel keeps its own
+    // copy of it, is the window gradient in the adjoint (the window's shape).
     tensor<T> x_piece;        // P_w: the broadcast window
-    tensor<T> y_partial;      // P_w: the contribution
+    tensor<T> y_partial;      // P_w: the contribution; in the adjoint the received dy
     tensor<T> w_use, b_use;   // P_w: the broadcast parameters
     tensor<T> packed, packed_in;  // weight and bias (or their gradients) in one flat tensor
-    tensor<T> dy_piece, dx_partial, dx_hat;
+    tensor<T> dx_partial, dx_hat;
     tensor<T> dw_partial, db_partial;
     tensor<T> empty{shape_t{0}}, marker{shape_t{0}};
     std::vector<T> pack_buffer;
@@ -187,6 +194,8 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     }
     if (!x_identity) share_x = std::make_unique<broadcast<T>>(px, pw);
     if (!y_identity) reduce_y = std::make_unique<sum_reduce<T>>(P_w_by_input, py);
+    y_in_place = reduce_y && reduce_y->sums_in_place();
+    dx_in_place = share_x && share_x->sums_in_place();
     // Without P_y's own agreement, a bad dy on one worker must still reach every worker. With a
     // halo exchange and P_x = P_w it does: the marker goes along P_ci to P_w workers, which are
     // P_x workers, whose halo adjoint refuses on all of P_x = P_w together (also at batch 0,
@@ -641,14 +650,15 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
             upstream_refused = true;
             contribution = &st.marker;
         } else {
-            tensor<T>& out = st.y_identity ? y : st.y_partial;
+            tensor<T>& out = st.y_identity || st.y_in_place ? y : st.y_partial;
             st.local_forward(*xin, out);
             contribution = &out;
         }
     }
     if (st.reduce_y) {
         try {
-            st.reduce_y->forward(*contribution, y);
+            if (contribution == &y) st.reduce_y->forward_in_place(y);
+            else st.reduce_y->forward(*contribution, y);
         } catch (const invalid_argument&) {
             // Contributions of different shapes: a refusal on some P_x worker (x_status_travels)
             if (!st.x_status_travels) throw;
@@ -707,7 +717,7 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
 
     // dy along P_ci (a worker that holds dy itself uses it in place: no copy).
     const tensor<T>* dyp = sent;
-    if (st.reduce_y && st.reduce_y->adjoint_unless_own(*sent, st.dy_piece)) dyp = &st.dy_piece;
+    if (st.reduce_y && st.reduce_y->adjoint_unless_own(*sent, st.y_partial)) dyp = &st.y_partial;
 
     // Without a halo the window gradient is the piece's: it goes straight into dx (no copy, and
     // the caller's buffer is reused from call to call).
@@ -723,7 +733,11 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             upstream_refused = true;
             dx_contribution = &st.marker;
         } else {
-            dx_contribution = window_is_dx && !st.share_x ? &dx : &st.dx_partial;
+            // The window gradient's own buffer: the received window's, when the kernel does not read it.
+            tensor<T>& partial = st.share_x && st.kernel_keeps_x ? st.x_piece : st.dx_partial;
+            if (!st.share_x) dx_contribution = window_is_dx ? &dx : &partial;
+            else if (st.dx_in_place) dx_contribution = window_is_dx ? &dx : &st.dx_hat;  // summed in place
+            else dx_contribution = &partial;
             kernels::dx_redirect<T> own;
             if (st.halo && !st.share_x && st.P_x.active() &&
                 st.halo->own_part(own.start, own.target_start, own.extent)) {
@@ -742,7 +756,8 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (st.share_x) {
         dx_window = window_is_dx ? &dx : &st.dx_hat;
         try {
-            st.share_x->adjoint(*dx_contribution, *dx_window);
+            if (dx_contribution == dx_window) st.share_x->adjoint_in_place(*dx_window);
+            else st.share_x->adjoint(*dx_contribution, *dx_window);
         } catch (const invalid_argument&) {
             // Window gradients and markers in one sum: a refused dy on some P_y worker (above)
             if (st.check_dy_on_P_y) throw;

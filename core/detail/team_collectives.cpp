@@ -1,9 +1,13 @@
 #include "core/detail/team_collectives.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <sstream>
+#include <utility>
 
 #include "core/detail/call_status.hpp"
 #include "core/detail/dtype_code.hpp"
@@ -11,6 +15,51 @@
 #include "core/error.hpp"
 
 namespace distdl::detail {
+
+zero_block::~zero_block() { release(); }
+
+zero_block::zero_block(zero_block&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)), mapped_(other.mapped_) {}
+
+zero_block& zero_block::operator=(zero_block&& other) noexcept {
+    if (this != &other) {
+        release();
+        data_ = std::exchange(other.data_, nullptr);
+        bytes_ = std::exchange(other.bytes_, 0);
+        mapped_ = other.mapped_;
+    }
+    return *this;
+}
+
+void zero_block::release() {
+    if (data_ == nullptr) return;
+    if (mapped_) munmap(data_, bytes_);
+    else ::operator delete(data_);
+    data_ = nullptr;
+    bytes_ = 0;
+}
+
+const void* zero_block::get(std::size_t bytes) {
+    if (bytes <= bytes_ && data_ != nullptr) return data_;
+    release();
+    const std::size_t want = std::max<std::size_t>(bytes, 1);
+    // Writable (a transport may register the buffer) but never written: the pages stay the zero page.
+    void* p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        data_ = p;
+        mapped_ = true;
+    } else {
+        data_ = ::operator new(want);
+        std::memset(data_, 0, want);
+        mapped_ = false;
+    }
+    bytes_ = want;
+    return data_;
+}
+
+bool sums_in_place(const partition& provide, const partition& obtain) {
+    return provide.active() && obtain.active() && provide == obtain;
+}
 
 namespace {
 
@@ -287,11 +336,8 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
             comm.all_reduce_sum(words, total, 2, dtype_of<T>());
             if (total[1] != T(0)) agree_on_call(comm, problem, false);  // throws everywhere
             if (total[0] == static_cast<T>(status_same)) {
-                const T* send = mine != nullptr ? mine->data() : nullptr;
-                if (send == nullptr) {
-                    if (scratch.zeros.size() < count) scratch.zeros.assign(count, T(0));
-                    send = scratch.zeros.data();
-                }
+                const T* send = mine != nullptr ? mine->data()
+                                                : static_cast<const T*>(scratch.zeros.get(count * sizeof(T)));
                 if (receives) prepare_output(*out, cache.shape);
                 if (to_all) comm.all_reduce_sum(send, out->data(), count, dtype_of<T>());
                 else comm.reduce_sum(send, receives ? out->data() : nullptr, count, dtype_of<T>(), 0);
@@ -302,11 +348,7 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
     }
     const shape_t shape = agree_on_shape(team, mine, problem, layer, scratch);
     const std::size_t count = volume(shape);
-    const T* send = mine != nullptr ? mine->data() : nullptr;
-    if (send == nullptr) {
-        if (scratch.zeros.size() < count) scratch.zeros.assign(count, T(0));
-        send = scratch.zeros.data();
-    }
+    const T* send = mine != nullptr ? mine->data() : static_cast<const T*>(scratch.zeros.get(count * sizeof(T)));
     if (receives) prepare_output(*out, shape);
     if (to_all) comm.all_reduce_sum(send, out->data(), count, dtype_of<T>());
     else comm.reduce_sum(send, receives ? out->data() : nullptr, count, dtype_of<T>(), 0);
@@ -371,11 +413,17 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
     const bool gives = provide.active();
     const bool gets = obtain.active();
     if (gives && gets && provide == obtain) {
-        // Destination that also contributes: its own x is one of the terms.
-        if (provide.size() == 1) return copy_into(x, y);
+        // Destination that also contributes: its own x is one of the terms (x may be y: the sum
+        // then runs in place, the transport reading and writing y).
+        if (provide.size() == 1) {
+            if (&x != &y) copy_into(x, y);
+            return;
+        }
         team_sum(provide, &x, &y, false, {}, layer, scratch.provide_cache, scratch);
         return;
     }
+    DISTDL_REQUIRE(&x != &y, layer << ": internal error: an in-place sum on world rank "
+                                   << provide.world_comm()->rank() << ", which is not the destination of its own term");
     auto give = [&] { team_sum<T>(provide, &x, nullptr, false, {}, layer, scratch.provide_cache, scratch); };
     if (!gets) {
         if (!gives) require_zero_volume(x, provide, layer);
@@ -388,8 +436,9 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
     // Two teams: an error in the first must not leave the second team waiting for this worker.
     first_error_keeper keep;
     if (gives && provide_first) keep(give);
-    // A destination outside the sum contributes zeros (the interface has no in-place reduce);
-    // its check of its own x is agreed with the team, in the same reduction.
+    // A destination outside the sum contributes zeros (a reduction root must send a term; the
+    // zero_block's pages are the zero page, so they cost no memory traffic); its check of its
+    // own x is agreed with the team, in the same reduction.
     const std::string problem = gives ? std::string() : zero_volume_problem(x, obtain, layer);
     keep([&] { team_sum<T>(obtain, nullptr, &y, false, problem, layer, scratch.obtain_cache, scratch); });
     if (gives && !provide_first) keep(give);

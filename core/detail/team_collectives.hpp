@@ -60,6 +60,28 @@ struct team_cache {
     shape_t shape;
 };
 
+// A run of zero bytes that is mapped but never written: every page of it is the system's shared
+// zero page, so reading it (the send buffer of a reduction root that does not contribute) moves
+// no data through memory and takes no memory of its own. Grows on demand; movable.
+class zero_block {
+  public:
+    zero_block() = default;
+    ~zero_block();
+    zero_block(zero_block&& other) noexcept;
+    zero_block& operator=(zero_block&& other) noexcept;
+    zero_block(const zero_block&) = delete;
+    zero_block& operator=(const zero_block&) = delete;
+
+    // At least `bytes` zero bytes (valid until the next call with more).
+    const void* get(std::size_t bytes);
+
+  private:
+    void release();
+    void* data_ = nullptr;
+    std::size_t bytes_ = 0;
+    bool mapped_ = false;  // else from operator new (where mapping failed)
+};
+
 // Reused across calls of one direction (forward or adjoint) of one module: the caches of its
 // two teams, the header words, the fused [data | status] buffers and a block of zeros (the send
 // buffer of a reduction root that does not contribute).
@@ -70,7 +92,7 @@ struct team_scratch {
     std::vector<std::uint64_t> gathered;  // the header words summed over a team
     std::vector<T> fused_in, fused_out;
     std::vector<std::uint64_t> bits_in, bits_out;  // a copy's fused [data bits | status]
-    std::vector<T> zeros;
+    zero_block zeros;
     std::vector<request> requests;  // a nonblocking broadcast's
 };
 
@@ -81,9 +103,14 @@ template <class T>
 bool copy_out(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
               bool preserve_batch, const char* layer, team_scratch<T>& scratch, bool source_copies = true);
 
+// x may be y itself on a worker that sums_in_place(provide, obtain): y then holds its term on
+// entry (an in-place sum: no separate term, no copy); elsewhere x and y must be distinct.
 template <class T>
 void sum_in(const partition& provide, const partition& obtain, bool provide_first, const tensor<T>& x, tensor<T>& y,
             bool preserve_batch, const char* layer, team_scratch<T>& scratch);
+
+// Whether this worker receives a sum that its own term is part of (sum_in may then sum in y).
+bool sums_in_place(const partition& provide, const partition& obtain);
 
 template <class T>
 void all_sum(const partition& team, const tensor<T>& x, tensor<T>& y, const char* layer, team_scratch<T>& scratch);

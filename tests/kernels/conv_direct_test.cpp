@@ -314,6 +314,7 @@ TEST(kernel_conv_direct, backward_redirect_gives_the_same_bits) {
                                      .bias = true};
     const kernels::conv_geometry g16{.in_channels = 16, .out_channels = 16, .kernel_size = {3, 3}, .bias = true};
     const kernels::conv_geometry g1{.in_channels = 3, .out_channels = 4, .kernel_size = {3}, .bias = false};
+    const kernels::conv_geometry g10{.in_channels = 10, .out_channels = 3, .kernel_size = {3, 3}, .bias = true};
     const std::vector<trial> trials{
         // A halo window's own middle (every image and channel), the target a piece with room around.
         {g2, {2, 5, 9, 35}, {0, 0, 1, 1}, {2, 5, 7, 33}, {2, 5, 7, 33}, {0, 0, 0, 0}, conv_engine::direct},
@@ -321,6 +322,10 @@ TEST(kernel_conv_direct, backward_redirect_gives_the_same_bits) {
         {g2p, {2, 5, 7, 20}, {0, 0, 2, 0}, {2, 5, 3, 20}, {2, 5, 3, 20}, {0, 0, 0, 0}, conv_engine::direct},
         {g2, {2, 5, 9, 35}, {1, 2, 1, 1}, {1, 3, 7, 33}, {1, 3, 7, 33}, {0, 0, 0, 0}, conv_engine::direct},
         {g1, {2, 3, 40}, {0, 0, 1}, {2, 3, 38}, {2, 3, 38}, {0, 0, 0}, conv_engine::direct},
+        // Columns from past the first vector to the middle of a later one; more than 8 channels
+        // (two blocks of the data pass's outputs); a box of one column.
+        {g10, {1, 10, 6, 70}, {0, 0, 1, 17}, {1, 10, 4, 30}, {1, 10, 5, 33}, {0, 0, 1, 2}, conv_engine::direct},
+        {g10, {1, 10, 6, 70}, {0, 0, 0, 40}, {1, 10, 6, 1}, {1, 10, 6, 1}, {0, 0, 0, 0}, conv_engine::direct},
         {g16, {2, 16, 6, 18}, {0, 0, 1, 1}, {2, 16, 4, 16}, {2, 16, 4, 16}, {0, 0, 0, 0}, conv_engine::onednn},
         {g2, {2, 5, 9, 35}, {0, 0, 1, 1}, {2, 5, 7, 33}, {2, 5, 7, 33}, {0, 0, 0, 0}, conv_engine::im2col},
     };
