@@ -102,6 +102,13 @@ void put(void* dst, const unsigned char* src, std::size_t n) {
     if (n > 0) std::memcpy(dst, src, n);
 }
 
+// Whether `size` bytes at `first` share a byte with `span`.
+bool overlap(const void* first, std::size_t size, const written_span& span) {
+    if (size == 0 || span.size == 0) return false;
+    const auto a = reinterpret_cast<std::uintptr_t>(first), b = reinterpret_cast<std::uintptr_t>(span.first);
+    return a < b + span.size && b < a + size;
+}
+
 }  // namespace
 
 void execute(const std::vector<std::optional<collective_call>>& calls) {
@@ -139,20 +146,26 @@ void execute(const std::vector<std::optional<collective_call>>& calls) {
             break;
         }
         case collective_op::all_to_all_v: {
-            std::vector<bytes> sends(n);
+            // Staged only where some send buffer overlaps some receive buffer (otherwise every
+            // source stays as it is while the destinations are written).
+            std::vector<std::size_t> extents(n);
+            bool aliased = false;
             for (std::size_t i = 0; i < n; ++i) {
                 const auto& c = *calls[i];
-                std::size_t extent = 0;
-                for (std::size_t j = 0; j < n; ++j) extent = std::max(extent, c.send_displs[j] + c.send_counts[j]);
-                sends[i] = stage(c.send, extent * elem);
+                for (std::size_t j = 0; j < n; ++j) extents[i] = std::max(extents[i], c.send_displs[j] + c.send_counts[j]);
+                for (std::size_t j = 0; j < n && !aliased; ++j)
+                    aliased = overlap(c.send, extents[i] * elem, written_bytes(*calls[j], static_cast<int>(j), n));
             }
+            std::vector<bytes> staged(aliased ? n : 0);
+            for (std::size_t i = 0; i < staged.size(); ++i) staged[i] = stage(calls[i]->send, extents[i] * elem);
             for (std::size_t i = 0; i < n; ++i) {
+                const auto* from = aliased ? staged[i].data() : static_cast<const unsigned char*>(calls[i]->send);
                 for (std::size_t j = 0; j < n; ++j) {
                     const auto& to = *calls[j];
                     const std::size_t len = calls[i]->send_counts[j] * elem;
                     if (len == 0) continue;
                     put(static_cast<unsigned char*>(to.recv) + to.recv_displs[i] * elem,
-                        sends[i].data() + calls[i]->send_displs[j] * elem, len);
+                        from + calls[i]->send_displs[j] * elem, len);
                 }
             }
             break;

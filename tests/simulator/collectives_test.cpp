@@ -95,6 +95,22 @@ TEST(sim_collectives, all_gather_places_each_block_by_rank) {
     });
 }
 
+// Buffers that alias (here each rank's send and receive are the same row of one shared matrix)
+// still get the result of a real transfer: the sources as they were before any was written.
+TEST(sim_collectives, all_to_all_v_over_aliased_buffers_moves_the_data_as_it_was) {
+    constexpr std::size_t n = 5;
+    std::vector<double> shared(n * n);
+    std::iota(shared.begin(), shared.end(), 0.0);  // element (i, j) = n * i + j
+    sim::run(static_cast<int>(n), [&](const comm_ptr& world) {
+        const auto me = static_cast<std::size_t>(world->rank());
+        std::vector<std::size_t> counts(n, 1), displs(n);
+        std::iota(displs.begin(), displs.end(), std::size_t{0});
+        world->all_to_all_v(&shared[me * n], counts, displs, &shared[me * n], counts, displs, dtype::float64);
+    });
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) EXPECT_EQ(shared[i * n + j], static_cast<double>(n * j + i)) << i << "," << j;
+}
+
 TEST(sim_collectives, all_to_all_v_moves_each_block_and_leaves_gaps_alone) {
     constexpr int n = 4;
     // Rank i sends (i + j) % 3 values to rank j, each value 100 * i + j; receive blocks are laid
