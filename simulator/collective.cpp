@@ -149,13 +149,15 @@ void execute(const std::vector<std::optional<collective_call>>& calls) {
             // Staged only where some send buffer overlaps some receive buffer (otherwise every
             // source stays as it is while the destinations are written).
             std::vector<std::size_t> extents(n);
-            bool aliased = false;
+            std::vector<written_span> written(n);
             for (std::size_t i = 0; i < n; ++i) {
                 const auto& c = *calls[i];
                 for (std::size_t j = 0; j < n; ++j) extents[i] = std::max(extents[i], c.send_displs[j] + c.send_counts[j]);
-                for (std::size_t j = 0; j < n && !aliased; ++j)
-                    aliased = overlap(c.send, extents[i] * elem, written_bytes(*calls[j], static_cast<int>(j), n));
+                written[i] = written_bytes(c, static_cast<int>(i), n);
             }
+            bool aliased = false;
+            for (std::size_t i = 0; i < n && !aliased; ++i)
+                for (std::size_t j = 0; j < n && !aliased; ++j) aliased = overlap(calls[i]->send, extents[i] * elem, written[j]);
             std::vector<bytes> staged(aliased ? n : 0);
             for (std::size_t i = 0; i < staged.size(); ++i) staged[i] = stage(calls[i]->send, extents[i] * elem);
             for (std::size_t i = 0; i < n; ++i) {

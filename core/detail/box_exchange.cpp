@@ -268,7 +268,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
 template <class T>
 bool box_exchange<T>::meets(communicator& comm) {
     if (meeting_ < 0) {
-        if (!comm.collectives_are_one_step()) {
+        if (!comm.collectives_are_one_step() || comm.size() > meeting_max_workers) {
             meeting_ = 0;
         } else {
             const bool large = std::max(send_volume_, receive_volume_) * sizeof(T) > meeting_limit_;

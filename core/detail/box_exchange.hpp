@@ -48,8 +48,8 @@
 // overloads are called by all of them too).
 //
 // On a transport whose collectives meet in one step (communicator::collectives_are_one_step:
-// the simulator), an exchange in which no worker moves more than meeting_max_bytes runs as one
-// all_to_all_v instead of point-to-point messages: packed boxes, and with a status one word to
+// the simulator), an exchange among at most meeting_max_workers workers in which no worker
+// moves more than meeting_max_bytes runs as one all_to_all_v instead of point-to-point messages: packed boxes, and with a status one word to
 // every peer, so every worker learns every status in that same meeting. One meeting costs less
 // there than a lock round per message and a wake-up per peer. Which way an exchange goes is
 // agreed once, by an all-reduce in its first call.
@@ -78,6 +78,10 @@ namespace distdl::detail {
 // An exchange runs as one meeting (see above) when no worker sends or receives more than this
 // in one direction.
 constexpr std::size_t meeting_max_bytes = 16 * 1024;
+// ... and when the communicator has at most this many workers: a meeting's counts are O(P) per
+// worker, O(P^2) in all (with 4096 workers, 512 MiB of counts per call), where a neighbour
+// exchange's messages are O(neighbours).
+constexpr int meeting_max_workers = 64;
 
 // One box moved between this worker and `peer`; `start` is in this worker's local array
 // (the source array for a send, the destination array for a receive).
