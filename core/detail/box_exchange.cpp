@@ -215,13 +215,7 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         status_scope.reset();
     }
     // The self box, while the messages are in flight (it is the first term of every sum).
-    if (plan_.has_self && !self_placed) {
-        const self_transfer& t = plan_.self;
-        if (forward)
-            copy_box(out_data, out_shape, t.source_start, in_data, in_shape, t.dest_start, t.extent, box_op::assign);
-        else
-            copy_box(out_data, out_shape, t.dest_start, in_data, in_shape, t.source_start, t.extent, box_op::assign);
-    }
+    if (!self_placed) copy_self(forward, out_data, out_shape, in_data, in_shape);
     if (in_flight) {
         try {
             in_flight();
@@ -263,6 +257,17 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
         unpack_box(in_buffer.data() + s.buffer_offset + i, in_data, in_shape, incoming[i].start, incoming[i].extent, op);
     }
     return all;
+}
+
+template <class T>
+void box_exchange<T>::copy_self(bool forward, const T* out_data, const shape_t& out_shape, T* in_data,
+                                const shape_t& in_shape) const {
+    if (!plan_.has_self) return;
+    const self_transfer& t = plan_.self;
+    if (forward)
+        copy_box(out_data, out_shape, t.source_start, in_data, in_shape, t.dest_start, t.extent, box_op::assign);
+    else
+        copy_box(out_data, out_shape, t.dest_start, in_data, in_shape, t.source_start, t.extent, box_op::assign);
 }
 
 template <class T>
@@ -320,13 +325,7 @@ unsigned box_exchange<T>::run_meeting(communicator& comm, const std::vector<box_
     }
     // The self box first (the first term of every sum), then the peers' boxes in increasing
     // peer order, as run() does: the same bits on every transport.
-    if (plan_.has_self && !self_placed) {
-        const self_transfer& t = plan_.self;
-        if (forward)
-            copy_box(out_data, out_shape, t.source_start, in_data, in_shape, t.dest_start, t.extent, box_op::assign);
-        else
-            copy_box(out_data, out_shape, t.dest_start, in_data, in_shape, t.source_start, t.extent, box_op::assign);
-    }
+    if (!self_placed) copy_self(forward, out_data, out_shape, in_data, in_shape);
     // After the meeting (which no worker may miss); if it throws, nothing is unpacked.
     if (in_flight) in_flight();
     unsigned all = 0;

@@ -152,6 +152,8 @@ class box_exchange {
                  const std::function<void()>& in_flight, const unsigned* status, bool self_placed = false);
     bool agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op, const std::string& problem,
                     bool changed, bool self_placed = false);
+    // Assigns the self box of one direction (forward: plan source -> dest), if the plan has one.
+    void copy_self(bool forward, const T* out_data, const shape_t& out_shape, T* in_data, const shape_t& in_shape) const;
     // Whether this exchange runs as one meeting (decided at its first call, collectively).
     bool meets(communicator& comm);
     // One direction as one all_to_all_v (same arguments and result as run).
