@@ -53,9 +53,10 @@ const char* usage =
     "                    (proves the baselines do the same work); exit status 1 on a mismatch\n"
     "  --small-iterations N, --large-iterations N   timed iterations per benchmark\n"
     "                    (default 1000 and 10; --quick: 20 and 2)\n"
-    "Time per iteration is the slowest worker's (manual time); counters: bytes_per_second\n"
-    "(2 x bytes per worker / time), msgs_per_iter and bytes_sent_per_iter (distdl's traffic\n"
-    "counters summed over workers; 0 for baselines), faults_per_iter (minor page faults of the\n"
+    "Time per iteration (manual time) is the slowest worker's (mpi), or the span from the first\n"
+    "worker's start to the last worker's end (sim: threads sharing one clock and the cores);\n"
+    "counters: bytes_per_second (2 x bytes per worker / time), msgs_per_iter and\n"
+    "bytes_sent_per_iter (distdl's traffic counters summed over workers; 0 for baselines), faults_per_iter (minor page faults of the\n"
     "worker that faulted most: its process under MPI, its thread on the simulator); on Open MPI at\n"
     "the large size median_seconds (the median iteration's time, which the report uses instead of\n"
     "the mean).\n";
@@ -181,11 +182,11 @@ class suite {
         measurement m;
         if (mpi_world_) {
             auto s = role.make(w, mpi_world_);
-            m = measure(*mpi_world_, *s, warmup, iterations, fault_scope::process);
+            m = measure(*mpi_world_, *s, warmup, iterations, worker_kind::process);
         } else {
             sim::run(w.workers, [&](const std::shared_ptr<communicator>& world) {
                 auto s = role.make(w, world);
-                measurement mine = measure(*world, *s, warmup, iterations, fault_scope::thread);
+                measurement mine = measure(*world, *s, warmup, iterations, worker_kind::thread);
                 if (world->rank() == 0) m = std::move(mine);
             });
         }

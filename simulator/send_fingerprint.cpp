@@ -151,6 +151,26 @@ void feed_words(fingerprint_state& s, const unsigned char* p, std::size_t bytes)
 }
 
 #if defined(__x86_64__)
+// How a block loop stores what it copies: not at all (hashing only), plainly, or streaming past
+// the caches (non-temporal stores, to a destination aligned to 32 or 16 bytes), for copies
+// larger than the caches (streaming_min_bytes): then nothing is read for ownership and the
+// copy leaves the caches to what is used next. Measured on the development machine, a large
+// Repartition's boxes (runs of 2-4 KiB, 4 or 16 threads on 2 cores): plain 2.4 / 15.6 ms,
+// streaming 1.3 / 6.7 ms.
+enum class store { none, plain, stream32, stream16 };
+
+template <store how>
+__attribute__((target("avx2"), always_inline)) inline void put(__m256i* out, __m256i word) {
+    if constexpr (how == store::plain) {
+        _mm256_storeu_si256(out, word);
+    } else if constexpr (how == store::stream32) {
+        _mm256_stream_si256(out, word);
+    } else if constexpr (how == store::stream16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(word));
+        _mm_stream_si128(reinterpret_cast<__m128i*>(out) + 1, _mm256_extracti128_si256(word, 1));
+    }
+}
+
 // Eight named accumulators (an array of them is copied through the stack, with 512-bit moves).
 #define DISTDL_FINGERPRINT_BLOCKS(step)                                                                            \
     __m256i acc0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from) + 0);                                 \
@@ -185,7 +205,7 @@ void feed_words(fingerprint_state& s, const unsigned char* p, std::size_t bytes)
 // `blocks` whole blocks into the lanes (the stream at lane 0; `from`: the lanes before, which
 // may be the initial ones, `lane`: after), also copied to `to` unless it is null: one pass,
 // the copy's loads and stores run beside the hash's arithmetic.
-template <bool copy>
+template <store how>
 __attribute__((target("avx2,avx512f,avx512vl,avx512ifma"))) void feed_blocks_madd52(const std::uint64_t* from,
                                                                                      std::uint64_t* lane,
                                                                                      const unsigned char* p,
@@ -196,7 +216,7 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512ifma"))) void feed_blocks_mad
     const auto step = [a, b](__m256i acc, const __m256i* in, __m256i* out, int k)
                           __attribute__((target("avx2,avx512f,avx512vl,avx512ifma"), always_inline)) {
         const __m256i word = _mm256_loadu_si256(in + k);
-        if constexpr (copy) _mm256_storeu_si256(out + k, word);
+        put<how>(out + k, word);
         __m256i x = _mm256_xor_si256(acc, word);
         x = _mm256_madd52lo_epu64(x, x, a);
         x = _mm256_rol_epi64(x, madd52_rotation);
@@ -205,7 +225,7 @@ __attribute__((target("avx2,avx512f,avx512vl,avx512ifma"))) void feed_blocks_mad
     DISTDL_FINGERPRINT_BLOCKS(step);
 }
 
-template <bool copy>
+template <store how>
 __attribute__((target("avx2"))) void feed_blocks_mul32(const std::uint64_t* from, std::uint64_t* lane,
                                                        const unsigned char* p, std::size_t blocks, unsigned char* to) {
     const __m256i a = _mm256_set1_epi64x(static_cast<long long>(mul32_a));
@@ -213,7 +233,7 @@ __attribute__((target("avx2"))) void feed_blocks_mul32(const std::uint64_t* from
     const auto step = [a, b](__m256i acc, const __m256i* in, __m256i* out, int k)
                           __attribute__((target("avx2"), always_inline)) {
         const __m256i word = _mm256_loadu_si256(in + k);
-        if constexpr (copy) _mm256_storeu_si256(out + k, word);
+        put<how>(out + k, word);
         __m256i x = _mm256_xor_si256(acc, word);
         x = _mm256_add_epi64(x, _mm256_mul_epu32(x, a));
         x = _mm256_shuffle_epi32(x, 0xB1);  // swaps the 32-bit halves of each lane
@@ -223,16 +243,30 @@ __attribute__((target("avx2"))) void feed_blocks_mul32(const std::uint64_t* from
 }
 #undef DISTDL_FINGERPRINT_BLOCKS
 
-template <bool copy>
-void feed_blocks(fingerprint_state& s, const unsigned char* p, std::size_t blocks, unsigned char* to) {
+template <store how>
+void feed_blocks_as(fingerprint_state& s, const unsigned char* p, std::size_t blocks, unsigned char* to) {
     const std::uint64_t* from = s.words == 0 ? initial.value : s.lane;
     if (s.code == fingerprint_code::madd52_vector) {
-        feed_blocks_madd52<copy>(from, s.lane, p, blocks, to);
+        feed_blocks_madd52<how>(from, s.lane, p, blocks, to);
     } else {
-        feed_blocks_mul32<copy>(from, s.lane, p, blocks, to);
+        feed_blocks_mul32<how>(from, s.lane, p, blocks, to);
     }
     s.words += blocks * lanes;
 }
+
+// Whole blocks, copied to `to` unless it is null (streaming where `stream` and `to` allow it).
+void feed_blocks(fingerprint_state& s, const unsigned char* p, std::size_t blocks, unsigned char* to, bool stream) {
+    const auto align = reinterpret_cast<std::uintptr_t>(to);
+    if (to == nullptr) feed_blocks_as<store::none>(s, p, blocks, to);
+    else if (stream && align % 32 == 0) feed_blocks_as<store::stream32>(s, p, blocks, to);
+    else if (stream && align % 16 == 0) feed_blocks_as<store::stream16>(s, p, blocks, to);
+    else feed_blocks_as<store::plain>(s, p, blocks, to);
+}
+
+// Orders streaming stores before whatever tells the receiver its data is there.
+void end_streaming() { _mm_sfence(); }
+#else
+void end_streaming() {}
 #endif
 
 bool vector_code(fingerprint_code code) {
@@ -254,7 +288,8 @@ void copy_and_feed_words(fingerprint_state& s, unsigned char* to, const unsigned
 
 // Feeds `bytes` (and copies them to `to` unless it is null). Every piece fed but the last of a
 // run must be whole words: then feeding pieces gives the state of feeding their concatenation.
-void feed(fingerprint_state& s, const unsigned char* p, std::size_t bytes, unsigned char* to = nullptr) {
+void feed(fingerprint_state& s, const unsigned char* p, std::size_t bytes, unsigned char* to = nullptr,
+          bool stream = false) {
 #if defined(__x86_64__)
     if (bytes >= block_bytes && vector_code(s.code)) {
         // Words up to the next block boundary of the stream, whole blocks, then the rest.
@@ -264,12 +299,8 @@ void feed(fingerprint_state& s, const unsigned char* p, std::size_t bytes, unsig
             if (to != nullptr) std::memcpy(to, p, head);
             feed_words(s, p, head);
             const std::size_t blocks = (bytes - head) / block_bytes;
-            if (to != nullptr) {
-                feed_blocks<true>(s, p + head, blocks, to + head);
-                to += head + blocks * block_bytes;
-            } else {
-                feed_blocks<false>(s, p + head, blocks, nullptr);
-            }
+            feed_blocks(s, p + head, blocks, to == nullptr ? nullptr : to + head, stream);
+            if (to != nullptr) to += head + blocks * block_bytes;
             p += head + blocks * block_bytes;
             bytes -= head + blocks * block_bytes;
         }
@@ -332,7 +363,9 @@ std::uint64_t fingerprint(const void* buf, std::size_t bytes) {
 
 std::uint64_t copy_with_fingerprint(void* dst, const void* src, std::size_t bytes) {
     fingerprint_state s;
-    feed(s, static_cast<const unsigned char*>(src), bytes, static_cast<unsigned char*>(dst));
+    const bool stream = bytes >= streaming_min_bytes;
+    feed(s, static_cast<const unsigned char*>(src), bytes, static_cast<unsigned char*>(dst), stream);
+    if (stream) end_streaming();
     return finish(s, bytes);
 }
 
@@ -354,6 +387,7 @@ std::uint64_t copy_with_fingerprint(void* dst, const strided_layout& dst_layout,
     if (dst_layout.contiguous() && src_layout.contiguous())
         return copy_with_fingerprint(to + dst_layout.offset, from + src_layout.offset, src_layout.run);
     fingerprint_state s;
+    const bool stream = src_layout.bytes() >= streaming_min_bytes;
     layout_cursor d(dst_layout);
     // Each source run is fed in pieces that end at its end or on a word, so the words are those
     // fingerprint(src, src_layout) feeds. A piece within one destination run is copied as it is
@@ -362,7 +396,7 @@ std::uint64_t copy_with_fingerprint(void* dst, const strided_layout& dst_layout,
         const unsigned char* p = from + c.offset();
         std::size_t piece = c.left() < d.left() ? c.left() : d.left();
         if (piece == c.left() || piece % word_bytes == 0) {
-            feed(s, p, piece, to + d.offset());
+            feed(s, p, piece, to + d.offset(), stream);
             d.advance(piece);
         } else {
             piece = c.left() < piece_bytes ? c.left() : piece_bytes;
@@ -376,6 +410,7 @@ std::uint64_t copy_with_fingerprint(void* dst, const strided_layout& dst_layout,
         }
         c.advance(piece);
     }
+    if (stream) end_streaming();
     return finish(s, src_layout.bytes());
 }
 

@@ -139,6 +139,33 @@ TEST(sim_send_fingerprint, copying_gives_the_same_fingerprint_and_an_exact_copy_
     }
 }
 
+// Copies of streaming_min_bytes and more store past the caches: by 32-byte stores where the
+// destination allows, by 16-byte ones, or plainly; every alignment gives the same bytes and
+// fingerprint, and nothing outside the destination is written.
+TEST(sim_send_fingerprint, large_copies_are_exact_at_every_destination_alignment) {
+    const std::size_t n = sim::streaming_min_bytes + 1000;
+    const auto src = random_bytes(n + 64, 7);
+    for (code c : supported_codes()) {
+        using_code use(c);
+        for (std::size_t src_offset : {0, 8, 24}) {
+            const unsigned char* from = src.data() + src_offset;
+            const std::uint64_t expected = sim::fingerprint(from, n);
+            for (std::size_t dst_offset : {0, 8, 16, 24, 32, 40, 1, 3}) {
+                std::vector<unsigned char> space(n + 128, 0xAB);
+                auto* aligned = reinterpret_cast<unsigned char*>(
+                    (reinterpret_cast<std::uintptr_t>(space.data()) + 63) / 64 * 64);
+                unsigned char* to = aligned + dst_offset;
+                EXPECT_EQ(sim::copy_with_fingerprint(to, from, n), expected)
+                    << name(c) << ", source offset " << src_offset << ", destination offset " << dst_offset;
+                EXPECT_EQ(std::memcmp(to, from, n), 0)
+                    << name(c) << ", source offset " << src_offset << ", destination offset " << dst_offset;
+                EXPECT_TRUE(std::all_of(space.data(), to, [](unsigned char b) { return b == 0xAB; }));
+                EXPECT_TRUE(std::all_of(to + n, space.data() + space.size(), [](unsigned char b) { return b == 0xAB; }));
+            }
+        }
+    }
+}
+
 distdl::strided_layout layout_of(const distdl::array_box& box, std::size_t element_size) {
     distdl::strided_layout l;
     EXPECT_TRUE(distdl::make_layout(box, element_size, l));
@@ -174,6 +201,10 @@ TEST(sim_send_fingerprint, a_box_copies_exactly_and_has_one_fingerprint_whatever
         {{{30, 700}, {2, 3}, {9, 645}}, {{9, 645}, {0, 0}, {9, 645}}, 1},
         {{{30, 700}, {2, 3}, {9, 645}}, {{1935, 3}, {0, 0}, {1935, 3}}, 1},
         {{{12, 10, 520}, {1, 2, 3}, {5, 7, 512}}, {{35, 1024}, {0, 0}, {35, 512}}, 8},
+        // Large enough to stream (sim::streaming_min_bytes): rows of 2 KiB into rows at a
+        // 16-byte offset, and rows of odd length.
+        {{{300, 256}, {0, 0}, {300, 256}}, {{300, 514}, {0, 2}, {300, 256}}, 8},
+        {{{200, 700}, {3, 1}, {190, 697}}, {{190, 699}, {0, 1}, {190, 697}}, 4},
     };
     for (code c : supported_codes()) {
         using_code use(c);
