@@ -172,16 +172,17 @@ class send_request final : public sim_request {
         return d.number == number_ && d.context.get() == context_ && d.channel == std::make_tuple(dest_, rank_, tag_);
     }
 
-    // Throws sim::send_buffer_modified if the buffer changed since isend (a deferred send only
-    // if it is listed in `overwritten`, which it leaves: otherwise its check is part of moving
-    // its data). Caller holds the lock.
-    void verify_buffer(std::vector<deferred_send>& overwritten) const {
-        if (deferred_) {
-            const auto mine = [this](const deferred_send& d) { return is(d); };
-            if (overwritten.empty() || std::erase_if(overwritten, mine) == 0) return;
-        }
-        if (fingerprint(buf_, layout_) == fingerprint_) return;
-        throw send_buffer_modified(modified_send(*context_, rank_, dest_, tag_, count_, type_));
+    // Throws sim::send_buffer_modified if the buffer of a send copied at isend changed since.
+    // Reads only this rank's buffer and the request: the caller need not hold the lock.
+    void verify_copied_buffer() const {
+        if (!deferred_) verify();
+    }
+
+    // The same for a deferred send listed in `overwritten`, which it leaves (otherwise its check
+    // is part of moving its data). Caller holds the lock.
+    void verify_overwritten_buffer(std::vector<deferred_send>& overwritten) const {
+        const auto mine = [this](const deferred_send& d) { return is(d); };
+        if (deferred_ && !overwritten.empty() && std::erase_if(overwritten, mine) != 0) verify();
     }
 
     std::string describe() const override {
@@ -190,6 +191,11 @@ class send_request final : public sim_request {
     }
 
   private:
+    void verify() const {
+        if (fingerprint(buf_, layout_) == fingerprint_) return;
+        throw send_buffer_modified(modified_send(*context_, rank_, dest_, tag_, count_, type_));
+    }
+
     int dest_, tag_;
     std::uint64_t number_;
     const void* buf_;
@@ -458,11 +464,14 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         if (is_send) sends.push_back(static_cast<send_request*>(given));
         else pending.push_back(static_cast<recv_request*>(given));
     }
+    // Outside the lock: reading a large buffer again takes about as long as copying it did, and
+    // meanwhile every rank's communication would wait for the lock.
+    for (const auto* send : sends) send->verify_copied_buffer();
     auto held = world_->lock();
     world_->throw_if_aborted();
     auto& overwritten = world_->overwritten(world_rank());
     for (auto* send : sends) {
-        send->verify_buffer(overwritten);
+        send->verify_overwritten_buffer(overwritten);
         send->mark_waited();
     }
     // Deferred sends move now if their receives are posted, the others as their receives get

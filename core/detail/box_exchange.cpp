@@ -48,16 +48,16 @@ box_exchange<T>::box_exchange(box_exchange_plan plan, int forward_tag, int rever
 }
 
 template <class T>
-void box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const std::function<void()>& in_flight) {
+void box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const std::function<void()>& before_sends) {
     run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, src, plan_.receives, receive_slots_,
-        receive_buffer_, plan_.dest_shape, dst, box_op::assign, forward_tag_, true, in_flight, nullptr);
+        receive_buffer_, plan_.dest_shape, dst, box_op::assign, forward_tag_, true, before_sends, nullptr);
 }
 
 template <class T>
 void box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
-                              const std::function<void()>& in_flight) {
+                              const std::function<void()>& before_sends) {
     run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, dst_like, plan_.sends, send_slots_,
-        send_buffer_, plan_.source_shape, src_like, op, reverse_tag_, false, in_flight, nullptr);
+        send_buffer_, plan_.source_shape, src_like, op, reverse_tag_, false, before_sends, nullptr);
 }
 
 template <class T>
@@ -84,17 +84,19 @@ constexpr int status_tag_offset = 1 << 14;
 template <class T>
 bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op,
                                  const std::string& problem, bool changed, bool self_placed) {
-    const auto go = [&](const std::function<void()>& in_flight, const unsigned* status) {
+    const auto go = [&](const std::function<void()>& before_sends, const unsigned* status) {
         if (forward)
             return run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, from, plan_.receives,
-                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, in_flight, status,
+                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, before_sends, status,
                        self_placed);
         return run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, from, plan_.sends,
-                   send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, in_flight, status,
+                   send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, before_sends, status,
                    self_placed);
     };
-    if (!meets(comm) && comm.size() > status_in_messages_limit &&
-        comm.collectives_are_one_step()) {  // the simulator: one all-reduce while data fly
+    if (!meets(comm) && comm.collectives_are_one_step()) {
+        // The simulator: one all-reduce once every receive is posted, before any send, so that
+        // no large message finds its receive unposted (the simulator would then defer it, and
+        // read its send buffer once more: at isend for its fingerprint, then as it moves).
         bool any_changed = false;
         go([&] { any_changed = agree_on_call(comm, problem, changed); }, nullptr);
         return any_changed;
@@ -114,10 +116,10 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
                               const std::vector<slot>& out_slots, std::vector<T>& out_buffer,
                               const shape_t& out_shape, const T* out_data, const std::vector<box_transfer>& incoming,
                               const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
-                              T* in_data, box_op op, int tag, bool forward, const std::function<void()>& in_flight,
+                              T* in_data, box_op op, int tag, bool forward, const std::function<void()>& before_sends,
                               const unsigned* status, bool self_placed) {
     if (meets(comm))
-        return run_meeting(comm, outgoing, out_shape, out_data, incoming, in_shape, in_data, op, forward, in_flight,
+        return run_meeting(comm, outgoing, out_shape, out_data, incoming, in_shape, in_data, op, forward, before_sends,
                            status, self_placed);
     // Buffer layout: transfer i at its slot's offset plus i (room for an appended status).
     const auto packed = [](std::vector<T>& buffer, const std::vector<slot>& slots) {
@@ -188,6 +190,16 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
                 requests_.push_back(comm.irecv(&status_in_[q], 1, static_cast<int>(q), status_tag));
         status_scope.reset();
     }
+    // Every worker posts its receives before it runs before_sends; when that is a collective,
+    // every receive is posted before any message is sent.
+    std::exception_ptr failed;
+    if (before_sends) {
+        try {
+            before_sends();
+        } catch (...) {
+            failed = std::current_exception();  // rethrown once every message completed
+        }
+    }
     for (std::size_t i = 0; i < outgoing.size(); ++i) {
         const slot& s = out_slots[i];
         if (s.count == 0) continue;
@@ -216,16 +228,8 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
     }
     // The self box, while the messages are in flight (it is the first term of every sum).
     if (!self_placed) copy_self(forward, out_data, out_shape, in_data, in_shape);
-    if (in_flight) {
-        try {
-            in_flight();
-        } catch (...) {
-            // Every worker posted all its messages: complete them before anything is reused.
-            if (!requests_.empty()) comm.wait_all(requests_);
-            throw;
-        }
-    }
     if (!requests_.empty()) comm.wait_all(requests_);
+    if (failed) std::rethrow_exception(failed);  // nothing is unpacked
     unsigned all = 0;
     if (via_root) {
         if (me == 0) {
@@ -288,7 +292,7 @@ template <class T>
 unsigned box_exchange<T>::run_meeting(communicator& comm, const std::vector<box_transfer>& outgoing,
                                       const shape_t& out_shape, const T* out_data,
                                       const std::vector<box_transfer>& incoming, const shape_t& in_shape, T* in_data,
-                                      box_op op, bool forward, const std::function<void()>& in_flight,
+                                      box_op op, bool forward, const std::function<void()>& before_sends,
                                       const unsigned* status, bool self_placed) {
     const auto n = static_cast<std::size_t>(comm.size());
     const auto me = static_cast<std::size_t>(comm.rank());
@@ -327,7 +331,7 @@ unsigned box_exchange<T>::run_meeting(communicator& comm, const std::vector<box_
     // peer order, as run() does: the same bits on every transport.
     if (!self_placed) copy_self(forward, out_data, out_shape, in_data, in_shape);
     // After the meeting (which no worker may miss); if it throws, nothing is unpacked.
-    if (in_flight) in_flight();
+    if (before_sends) before_sends();
     unsigned all = 0;
     if (status != nullptr) {
         all = *status;

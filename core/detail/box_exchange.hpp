@@ -34,15 +34,18 @@
 //      status. On larger communicators every worker sends its word to rank 0, posted with its
 //      data, and rank 0, once it has them all (and its own messages), sends every worker the
 //      OR: 2(P - 1) one-word messages and one extra hop, where an all-reduce costs log P
-//      dependent rounds (and messages to every peer cost P(P - 1)); on a transport whose
-//      collectives meet in one step (communicator::collectives_are_one_step: the simulator)
-//      one status all-reduce runs instead while the data are in flight, which costs less there
-//      than 2(P - 1) messages. A worker whose argument is wrong must still
-//      pass a source of the planned shape (scratch) so that its peers get their messages.
-//      `in_flight`, in the overloads without a status, runs while this worker's messages are
-//      in flight (after the sends are posted and the self box is copied, before the wait); if
-//      it throws, the exchange still completes and the exception is rethrown after the wait,
-//      without unpacking. (In a meeting, below, it runs after the meeting.)
+//      dependent rounds (and messages to every peer cost P(P - 1)). On a transport whose
+//      collectives meet in one step (communicator::collectives_are_one_step: the simulator),
+//      an exchange that does not meet (below) runs one status all-reduce instead, once every
+//      worker has posted its receives and before any sends: it costs less there than 2(P - 1)
+//      messages, and no large message then finds its receive unposted (which the simulator
+//      defers, reading the send buffer once more: a large Repartition on 16 workers took
+//      ~15% longer so). A worker whose argument is wrong must still pass a source of the
+//      planned shape (scratch) so that its peers get their messages.
+//      `before_sends`, in the overloads without a status, runs once this worker's receives are
+//      posted, before its sends; if it throws, the exchange still completes (sends, self box,
+//      wait) and the exception is rethrown after the wait, without unpacking. (In a meeting,
+//      below, it runs after the meeting.)
 //
 // Every member of `comm` runs each call (the status agreement needs all of them; the plain
 // overloads are called by all of them too).
@@ -119,10 +122,10 @@ class box_exchange {
     const box_exchange_plan& plan() const { return plan_; }
 
     // src has plan().source_shape, dst plan().dest_shape.
-    void forward(communicator& comm, const T* src, T* dst, const std::function<void()>& in_flight = {});
+    void forward(communicator& comm, const T* src, T* dst, const std::function<void()>& before_sends = {});
     // The adjoint: dst_like has plan().dest_shape, src_like plan().source_shape.
     void reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
-                 const std::function<void()>& in_flight = {});
+                 const std::function<void()>& before_sends = {});
     // The same, agreeing on the call's status (step 4): returns whether any worker changed.
     bool forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed);
     // self_placed: the caller has already moved the self box (it is not copied).
@@ -149,7 +152,7 @@ class box_exchange {
                  std::vector<T>& out_buffer, const shape_t& out_shape, const T* out_data,
                  const std::vector<box_transfer>& incoming, const std::vector<slot>& in_slots,
                  std::vector<T>& in_buffer, const shape_t& in_shape, T* in_data, box_op op, int tag, bool forward,
-                 const std::function<void()>& in_flight, const unsigned* status, bool self_placed = false);
+                 const std::function<void()>& before_sends, const unsigned* status, bool self_placed = false);
     bool agreed_run(communicator& comm, bool forward, const T* from, T* to, box_op op, const std::string& problem,
                     bool changed, bool self_placed = false);
     // Assigns the self box of one direction (forward: plan source -> dest), if the plan has one.
@@ -159,7 +162,7 @@ class box_exchange {
     // One direction as one all_to_all_v (same arguments and result as run).
     unsigned run_meeting(communicator& comm, const std::vector<box_transfer>& outgoing, const shape_t& out_shape,
                          const T* out_data, const std::vector<box_transfer>& incoming, const shape_t& in_shape,
-                         T* in_data, box_op op, bool forward, const std::function<void()>& in_flight,
+                         T* in_data, box_op op, bool forward, const std::function<void()>& before_sends,
                          const unsigned* status, bool self_placed);
 
     box_exchange_plan plan_;
