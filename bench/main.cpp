@@ -56,10 +56,10 @@ const char* usage =
     "Time per iteration (manual time) is the slowest worker's (mpi), or the span from the first\n"
     "worker's start to the last worker's end (sim: threads sharing one clock and the cores);\n"
     "counters: bytes_per_second (2 x bytes per worker / time), msgs_per_iter and\n"
-    "bytes_sent_per_iter (distdl's traffic counters summed over workers; 0 for baselines), faults_per_iter (minor page faults of the\n"
-    "worker that faulted most: its process under MPI, its thread on the simulator); on Open MPI at\n"
-    "the large size median_seconds (the median iteration's time, which the report uses instead of\n"
-    "the mean).\n";
+    "bytes_sent_per_iter (distdl's traffic counters summed over workers; 0 for baselines),\n"
+    "faults_per_iter (minor page faults of the worker that faulted most: its process under MPI,\n"
+    "its thread on the simulator); on Open MPI at the large size median_seconds (the median\n"
+    "iteration's time, which the report uses instead of the mean).\n";
 
 struct options {
     std::string transport = "sim";

@@ -19,7 +19,9 @@ double minor_faults(worker_kind workers) {
 
 measurement measure(communicator& world, step& s, int warmup, int iterations, worker_kind workers) {
     using clock = std::chrono::steady_clock;
-    const auto seconds = [](clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); };
+    const auto seconds = [](clock::time_point t) {
+        return std::chrono::duration<double>(t.time_since_epoch()).count();
+    };
     for (int i = 0; i < warmup; ++i) s.run();
 
     const auto n = static_cast<std::size_t>(iterations);

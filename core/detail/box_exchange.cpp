@@ -87,8 +87,8 @@ bool box_exchange<T>::agreed_run(communicator& comm, bool forward, const T* from
     const auto go = [&](const std::function<void()>& before_sends, const unsigned* status) {
         if (forward)
             return run(comm, plan_.sends, send_slots_, send_buffer_, plan_.source_shape, from, plan_.receives,
-                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, before_sends, status,
-                       self_placed);
+                       receive_slots_, receive_buffer_, plan_.dest_shape, to, op, forward_tag_, true, before_sends,
+                       status, self_placed);
         return run(comm, plan_.receives, receive_slots_, receive_buffer_, plan_.dest_shape, from, plan_.sends,
                    send_slots_, send_buffer_, plan_.source_shape, to, op, reverse_tag_, false, before_sends, status,
                    self_placed);
@@ -116,11 +116,11 @@ unsigned box_exchange<T>::run(communicator& comm, const std::vector<box_transfer
                               const std::vector<slot>& out_slots, std::vector<T>& out_buffer,
                               const shape_t& out_shape, const T* out_data, const std::vector<box_transfer>& incoming,
                               const std::vector<slot>& in_slots, std::vector<T>& in_buffer, const shape_t& in_shape,
-                              T* in_data, box_op op, int tag, bool forward, const std::function<void()>& before_sends,
-                              const unsigned* status, bool self_placed) {
+                              T* in_data, box_op op, int tag, bool forward,
+                              const std::function<void()>& before_sends, const unsigned* status, bool self_placed) {
     if (meets(comm))
-        return run_meeting(comm, outgoing, out_shape, out_data, incoming, in_shape, in_data, op, forward, before_sends,
-                           status, self_placed);
+        return run_meeting(comm, outgoing, out_shape, out_data, incoming, in_shape, in_data, op, forward,
+                           before_sends, status, self_placed);
     // Buffer layout: transfer i at its slot's offset plus i (room for an appended status).
     const auto packed = [](std::vector<T>& buffer, const std::vector<slot>& slots) {
         if (buffer.empty() && !slots.empty()) buffer.resize(slots.back().buffer_offset + slots.back().count + slots.size());

@@ -159,8 +159,9 @@ TEST(sim_send_fingerprint, large_copies_are_exact_at_every_destination_alignment
                     << name(c) << ", source offset " << src_offset << ", destination offset " << dst_offset;
                 EXPECT_EQ(std::memcmp(to, from, n), 0)
                     << name(c) << ", source offset " << src_offset << ", destination offset " << dst_offset;
-                EXPECT_TRUE(std::all_of(space.data(), to, [](unsigned char b) { return b == 0xAB; }));
-                EXPECT_TRUE(std::all_of(to + n, space.data() + space.size(), [](unsigned char b) { return b == 0xAB; }));
+                const auto untouched = [](unsigned char b) { return b == 0xAB; };
+                EXPECT_TRUE(std::all_of(space.data(), to, untouched));
+                EXPECT_TRUE(std::all_of(to + n, space.data() + space.size(), untouched));
             }
         }
     }
