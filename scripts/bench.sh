@@ -26,8 +26,8 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--bin DIR]
   --tolerance T    allowed growth of a ratio before it counts as worse (default 0.25 = 25%)
   --retries N      re-runs of a worse benchmark before it fails the run (default 2; 0: none)
   --min-baseline S benchmarks whose baseline takes less than S seconds per iteration are not
-                   compared (default 1e-6: the simulator's memcpy of small tensors, whose
-                   ratio measures the clock)
+                   compared (default 1e-6: a ratio against a shorter time measures the
+                   clock)
   --bin DIR        run DIR/distdl-bench and DIR/report/distdl-bench-report as they are
                    instead of building the release preset (default: build, then use
                    build/release/bench); the Open MPI runs start with $MPIEXEC (default

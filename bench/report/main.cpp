@@ -34,10 +34,10 @@ const char* usage =
     "workloads tell): a ratio worse only because its baseline ran faster is\n"
     "'faster baseline' and passes. A workload of\n"
     "OLD without a ratio in NEW is MISSING; one of NEW without a ratio in OLD is new; one whose\n"
-    "baseline took less than S seconds per iteration in either run (default 1e-6: the simulator's\n"
-    "memcpy of small tensors) is skipped, as its ratio measures the clock. Prints a table (the\n"
-    "attempts of each flagged workload with their ratios) and the names of the regressions; exit\n"
-    "status 0 when nothing is WORSE or MISSING, 1 otherwise, 2 on bad input.\n"
+    "baseline took less than S seconds per iteration in either run (default 1e-6) is skipped, as\n"
+    "its ratio measures the clock. Prints a table (the attempts of each flagged workload with\n"
+    "their ratios) and the names of the regressions; exit status 0 when nothing is WORSE or\n"
+    "MISSING, 1 otherwise, 2 on bad input.\n"
     "--list-worse prints only the WORSE workloads, one per line (what to re-run), exit status 0.\n";
 
 nlohmann::json read_json(const std::string& path) {
