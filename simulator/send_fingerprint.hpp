@@ -20,9 +20,10 @@
 // of memory, and that read is most of what the check costs: in the benchmarks' large
 // Repartition on 16 workers (512 KiB messages, 2 cores), the copy takes ~50% of the CPU time
 // and the second pass ~27%. (Earlier, on 4 ranks: ~6.2-6.5 ms against ~3.0 ms with no check,
-// and three CRC32C streams instead of this hash ~6.9-7.4 ms.) A small message costs ~50-150 cycles, mostly the final mixes. An AVX-512 variant on 512-bit
-// vectors was tried before: it cost ~60 us per small Repartition on the simulator (the core's
-// wide-vector frequency transitions); this one uses 256-bit vectors only.
+// and three CRC32C streams instead of this hash ~6.9-7.4 ms.) A small message costs ~50-150
+// cycles, mostly the final mixes. An AVX-512 variant on 512-bit vectors was tried before: it
+// cost ~60 us per small Repartition on the simulator (the core's wide-vector frequency
+// transitions); this one uses 256-bit vectors only.
 //
 // What it catches: a change of one word or one byte, always (the lane it enters differs from
 // then on, and the end is a bijection of each lane). Several changed words escape only if their
