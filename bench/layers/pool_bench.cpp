@@ -9,7 +9,8 @@
 // pool_quarters (3x3 only) runs the serial kernels on the four pieces in turn: the cost of the
 // split alone, without the halo.
 // halo_bytes is what the HaloExchange moved per step, summed over the workers (forward and
-// adjoint), halo_rate the same per second of process CPU time.
+// adjoint), halo_rate the same per second of process CPU time. The closing table gives each
+// pool_sim_2x2 over its pool_serial from 5 interleaved repetitions (bench/layers/goal_summary.hpp).
 //
 //   pool_bench [--benchmark_filter=REGEX] [--benchmark_repetitions=N]   (see --help)
 #include <benchmark/benchmark.h>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/layers/goal_summary.hpp"
 #include "bench/layers/stepped_world.hpp"
 #include "core/partition.hpp"
 #include "kernels/pooling.hpp"
@@ -29,6 +31,7 @@ namespace {
 
 using distdl::shape_t;
 using distdl::tensor;
+using distdl::bench::measure_steps;
 
 const shape_t x_shape{8, 16, 256, 256};
 
@@ -68,21 +71,19 @@ void pool_serial(benchmark::State& state) {
         const distdl::kernels::max_pool<float> pool(g);
         const tensor<float> dy = filled(pool.output_shape(x_shape), 2);
         distdl::kernels::pool_argmax argmax;  // the maxima saved by the forward, as the layer does
-        for (auto _ : state) {
+        measure_steps(state, [&] {
             pool.forward(x, y, argmax);
             pool.backward(argmax, dy, x_shape, dx);
-            benchmark::DoNotOptimize(y.data());
             benchmark::DoNotOptimize(dx.data());
-        }
+        });
     } else {
         const distdl::kernels::avg_pool<float> pool(g);
         const tensor<float> dy = filled(pool.output_shape(x_shape), 2);
-        for (auto _ : state) {
+        measure_steps(state, [&] {
             pool.forward(x, y);
             pool.backward(dy, x_shape, dx);
-            benchmark::DoNotOptimize(y.data());
             benchmark::DoNotOptimize(dx.data());
-        }
+        });
     }
 }
 
@@ -99,21 +100,23 @@ void pool_quarters(benchmark::State& state) {
         const distdl::kernels::max_pool<float> pool(g);
         std::vector<distdl::kernels::pool_argmax> argmax(4);
         for (std::size_t i = 0; i < 4; ++i) dy.push_back(filled(pool.output_shape(quarter), 2 + i));
-        for (auto _ : state)
+        measure_steps(state, [&] {
             for (std::size_t i = 0; i < 4; ++i) {
                 pool.forward(x[i], y[i], argmax[i]);
                 pool.backward(argmax[i], dy[i], quarter, dx[i]);
                 benchmark::DoNotOptimize(dx[i].data());
             }
+        });
     } else {
         const distdl::kernels::avg_pool<float> pool(g);
         for (std::size_t i = 0; i < 4; ++i) dy.push_back(filled(pool.output_shape(quarter), 2 + i));
-        for (auto _ : state)
+        measure_steps(state, [&] {
             for (std::size_t i = 0; i < 4; ++i) {
                 pool.forward(x[i], y[i]);
                 pool.backward(dy[i], quarter, dx[i]);
                 benchmark::DoNotOptimize(dx[i].data());
             }
+        });
     }
 }
 
@@ -160,7 +163,10 @@ void pool_sim_2x2(benchmark::State& state) {
 }  // namespace
 
 #define DISTDL_POOL_BENCH(fn, K, G)                                                      \
-    BENCHMARK_TEMPLATE(fn, K, G)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+    BENCHMARK_TEMPLATE(fn, K, G)                                                         \
+        ->Unit(benchmark::kMillisecond)                                                  \
+        ->MeasureProcessCPUTime()                                                        \
+        ->ComputeStatistics("min", distdl::bench::fastest);
 DISTDL_POOL_BENCH(pool_serial, kind::max, geometry::k2_s2)
 DISTDL_POOL_BENCH(pool_sim_2x2, kind::max, geometry::k2_s2)
 DISTDL_POOL_BENCH(pool_serial, kind::avg, geometry::k2_s2)
@@ -173,13 +179,31 @@ DISTDL_POOL_BENCH(pool_quarters, kind::max, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_quarters, kind::avg, geometry::k3_s2_p1)
 #undef DISTDL_POOL_BENCH
 
+static void print_help() {
+    std::printf("pool_bench: MaxPool2d and AvgPool2d on 4 simulated workers (P_x 1x1x2x2) against the pooling\n"
+                "kernels on the whole tensor (x 8x16x256x256 float32, forward + adjoint), for kernel 2 stride 2\n"
+                "and kernel 3 stride 2 padding 1; pool_quarters: the serial kernels on the four pieces in turn.\n"
+                "CPU time summed over the workers; goal: pool_sim_2x2 <= 1.2 x pool_serial.\n\n");
+    distdl::bench::print_repeated_runs_help();
+}
+
 int main(int argc, char** argv) {
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    auto args = distdl::bench::with_repeated_runs(argc, argv);
+    int count = static_cast<int>(args.size()) - 1;
+    benchmark::Initialize(&count, args.data(), print_help);
+    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
     std::printf("MaxPool2d / AvgPool2d on x [8,16,256,256] float32, P_x 1x1x2x2 (4 simulated workers), forward + "
                 "adjoint;\nCPU time summed over workers. Goal: pool_sim_2x2 <= 1.2 x pool_serial for the same "
                 "kind and geometry.\n");
-    benchmark::RunSpecifiedBenchmarks();
+    // pool_sim_2x2<K, G> against pool_serial<K, G>.
+    distdl::bench::goal_summary summary(
+        [](const std::string& name) {
+            const std::string layer = "pool_sim_2x2";
+            return name.rfind(layer, 0) == 0 ? "pool_serial" + name.substr(layer.size()) : std::string();
+        },
+        1.2);
+    benchmark::RunSpecifiedBenchmarks(&summary);
+    summary.print();
     benchmark::Shutdown();
     return 0;
 }

@@ -1,0 +1,128 @@
+#pragma once
+// The distribution-overhead goal of the layer benchmarks (conv_bench, pool_bench): each layer's
+// CPU time over its baseline's, measured in the same run. The machines these run on are shared
+// and noisy (±15% between runs of the same code), so by default every benchmark runs several
+// repetitions in random interleaving (a slow spell hits layers and baselines alike), and the
+// ratio is given two ways: from each benchmark's fastest repetition (interference only ever
+// adds time, so the minimum is the estimate of the code's own cost) and from the medians.
+//
+//   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
+//   with_repeated_runs(argc, argv)   argv with the default flags in front (the caller's own
+//                                    flags come later and win)
+//   register: ->ComputeStatistics("min", fastest)
+//   goal_summary summary(baseline_of, 1.2); RunSpecifiedBenchmarks(&summary); summary.print();
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace distdl::bench {
+
+// A serial baseline's loop: one step before measuring, as run_stepped_world gives the layers
+// (outputs and scratch reach their steady state: no first-use page faults in the measured time).
+template <class Step>
+void measure_steps(benchmark::State& state, Step&& step) {
+    step();
+    for (auto _ : state) step();
+}
+
+inline double fastest(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); }
+
+// argv with 5 repetitions of at least 0.5 s each, randomly interleaved, shown as aggregates.
+inline std::vector<char*> with_repeated_runs(int argc, char** argv) {
+    // Kept in step with print_repeated_runs_help().
+    static char repetitions[] = "--benchmark_repetitions=5";
+    static char interleave[] = "--benchmark_enable_random_interleaving=true";
+    static char min_time[] = "--benchmark_min_time=0.5";
+    static char aggregates[] = "--benchmark_display_aggregates_only=true";
+    std::vector<char*> args{argv[0], repetitions, interleave, min_time, aggregates};
+    args.insert(args.end(), argv + 1, argv + argc);
+    args.push_back(nullptr);
+    return args;
+}
+
+// The part of a layer benchmark's --help that says how it measures, then Google Benchmark's flags.
+inline void print_repeated_runs_help() {
+    std::printf(
+        "By default every benchmark runs 5 repetitions of at least 0.5 s each, in random\n"
+        "interleaving, and the console shows their aggregates (mean, median, stddev, cv, min):\n"
+        "  --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true\n"
+        "  --benchmark_min_time=0.5 --benchmark_display_aggregates_only=true\n"
+        "(flags given on the command line win). The closing table gives each layer's CPU time over\n"
+        "its baseline's from the fastest repetitions and from the medians, against the goal; it\n"
+        "needs 2 or more repetitions and the baseline in the same run.\n\n");
+    benchmark::PrintDefaultHelp();
+}
+
+// Prints as the console reporter does, and keeps the "min" and "median" CPU time of every
+// benchmark for print().
+class goal_summary : public benchmark::ConsoleReporter {
+  public:
+    // The baseline's name ("conv_serial/0") of a benchmark's name (function/args); empty: the
+    // benchmark is not a layer measured against the goal.
+    using baseline_of = std::function<std::string(const std::string&)>;
+
+    goal_summary(baseline_of baseline, double goal) : baseline_(std::move(baseline)), goal_(goal) {}
+
+    void ReportRuns(const std::vector<Run>& runs) override {
+        for (const Run& run : runs) {
+            if (run.run_type != Run::RT_Aggregate || run.error_occurred) continue;
+            const std::string name = key(run);
+            if (run.aggregate_name == "min") fastest_[name] = run.GetAdjustedCPUTime();
+            if (run.aggregate_name == "median") median_[name] = run.GetAdjustedCPUTime();
+        }
+        ConsoleReporter::ReportRuns(runs);
+    }
+
+    // The table; the number of layers whose fastest-repetition ratio misses the goal.
+    int print() const {
+        std::printf("\nDistribution overhead: CPU time summed over the workers / the baseline's, goal <= %.2f\n"
+                    "(fastest: each benchmark's fastest repetition; median: the medians)\n",
+                    goal_);
+        int layer_width = 5, base_width = 8;
+        for (const auto& entry : fastest_) {
+            const std::string base = baseline_(entry.first);
+            if (base.empty()) continue;
+            layer_width = std::max(layer_width, static_cast<int>(entry.first.size()));
+            base_width = std::max(base_width, static_cast<int>(base.size()));
+        }
+        std::printf("  %-*s  %-*s  %7s  %7s  %s\n", layer_width, "layer", base_width, "baseline", "fastest", "median",
+                    "goal");
+        if (fastest_.empty()) std::printf("  (no aggregates: run with --benchmark_repetitions of 2 or more)\n");
+        int missed = 0;
+        for (const auto& [name, time] : fastest_) {
+            const std::string base = baseline_(name);
+            if (base.empty()) continue;
+            const auto b_fast = fastest_.find(base), b_med = median_.find(base), med = median_.find(name);
+            if (b_fast == fastest_.end() || b_med == median_.end() || med == median_.end()) {
+                std::printf("  %-*s  %-*s  (baseline not run: no ratio)\n", layer_width, name.c_str(), base_width,
+                            base.c_str());
+                continue;
+            }
+            const double by_fastest = time / b_fast->second, by_median = med->second / b_med->second;
+            const char* verdict = by_fastest > goal_   ? "missed"
+                                  : by_median > goal_  ? "met by the fastest only"
+                                                       : "met";
+            missed += by_fastest > goal_;
+            std::printf("  %-*s  %-*s  %7.2f  %7.2f  %s\n", layer_width, name.c_str(), base_width, base.c_str(),
+                        by_fastest, by_median, verdict);
+        }
+        return missed;
+    }
+
+  private:
+    static std::string key(const Run& run) {
+        return run.run_name.args.empty() ? run.run_name.function_name
+                                         : run.run_name.function_name + "/" + run.run_name.args;
+    }
+
+    baseline_of baseline_;
+    double goal_;
+    std::map<std::string, double> fastest_, median_;
+};
+
+}  // namespace distdl::bench
