@@ -200,7 +200,12 @@ void general_conv_2x2(benchmark::State& state) {
 }  // namespace
 
 using distdl::bench::fastest;
-BENCHMARK(conv_serial)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(conv_serial)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->ComputeStatistics("min", fastest);
 // C_in, C_out, H, W, pad_h, pad_w, engine: the whole problem, then one worker's of feature,
 // channel, general; engine 0 is automatic, told the input shape (on AVX-512 the direct engine for
 // all four), 1 oneDNN, 2 direct (for comparison).
@@ -236,8 +241,9 @@ int main(int argc, char** argv) {
                 "CPU time summed over workers. Goal: each layer <= 1.2 x conv_serial/0.\n");
     distdl::bench::goal_summary summary(
         [](const std::string& name) {
-            const std::string layer = "_conv_2x2";
-            const bool is_layer = name.size() > layer.size() && name.compare(name.size() - layer.size(), layer.size(), layer) == 0;
+            const std::string layer = "_conv_2x2";  // feature_conv_2x2, channel_conv_2x2, general_conv_2x2
+            const bool is_layer =
+                name.size() > layer.size() && name.compare(name.size() - layer.size(), layer.size(), layer) == 0;
             return is_layer ? std::string("conv_serial/0") : std::string();
         },
         1.2);
