@@ -71,6 +71,7 @@ void conv_serial(benchmark::State& state) {
     distdl::bench::measure_steps(state, [&] {
         kernel.forward(x, model.weight, &model.bias, y);
         kernel.backward(x, dy, model.weight, dx, dw, &db);
+        benchmark::DoNotOptimize(y.data());
         benchmark::DoNotOptimize(dx.data());
     });
     state.SetLabel(kernel.last_engine());

