@@ -19,9 +19,9 @@
 #include <sys/resource.h>
 
 #include <atomic>
-#include <cstdio>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bench/layers/goal_summary.hpp"
@@ -225,31 +225,17 @@ BENCHMARK(feature_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTim
 BENCHMARK(channel_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 BENCHMARK(general_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 
-static void print_help() {
-    std::printf("conv_bench: FeatureConv2d, ChannelConv2d and GeneralConv2d on 4 simulated workers against the\n"
-                "serial convolution kernel on the whole problem (x 8x16x256x256 float32, 16 -> 16, 3x3,\n"
-                "padding 1, forward + adjoint); conv_local: the kernel alone on each layer's per-worker\n"
-                "problem. CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.\n\n");
-    distdl::bench::print_repeated_runs_help();
-}
-
 int main(int argc, char** argv) {
-    auto args = distdl::bench::with_repeated_runs(argc, argv);
-    int count = static_cast<int>(args.size()) - 1;
-    benchmark::Initialize(&count, args.data(), print_help);
-    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
-    std::printf("Conv2d 8x16x256x256 float32, 16 -> 16, 3x3, padding 1, forward + adjoint on 4 simulated workers;\n"
-                "CPU time summed over workers. Goal: each layer <= 1.2 x conv_serial/0.\n");
-    distdl::bench::goal_summary summary(
-        [](const std::string& name) {
-            const std::string layer = "_conv_2x2";  // feature_conv_2x2, channel_conv_2x2, general_conv_2x2
-            const bool is_layer =
-                name.size() > layer.size() && name.compare(name.size() - layer.size(), layer.size(), layer) == 0;
-            return is_layer ? std::string("conv_serial/0") : std::string();
-        },
-        1.2);
-    benchmark::RunSpecifiedBenchmarks(&summary);
-    summary.print();
-    benchmark::Shutdown();
-    return 0;
+    const char* about =
+        "conv_bench: FeatureConv2d, ChannelConv2d and GeneralConv2d on 4 simulated workers against the\n"
+        "serial convolution kernel on the whole problem (x 8x16x256x256 float32, 16 -> 16, 3x3,\n"
+        "padding 1, forward + adjoint); conv_local: the kernel alone on each layer's per-worker\n"
+        "problem. CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.";
+    const auto baseline_of = [](const std::string& name) {
+        const std::string layer = "_conv_2x2";  // feature_conv_2x2, channel_conv_2x2, general_conv_2x2
+        const bool is_layer =
+            name.size() > layer.size() && name.compare(name.size() - layer.size(), layer.size(), layer) == 0;
+        return is_layer ? std::string("conv_serial/0") : std::string();
+    };
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, baseline_of, 1.2);
 }

@@ -1,16 +1,14 @@
 #pragma once
 // The distribution-overhead goal of the layer benchmarks (conv_bench, pool_bench): each layer's
 // CPU time over its baseline's, measured in the same run. The machines these run on are shared
-// and noisy (±15% between runs of the same code), so by default every benchmark runs several
+// and noisy (15-40% between runs of the same code), so by default every benchmark runs several
 // repetitions in random interleaving (a slow spell hits layers and baselines alike), and the
 // ratio is given two ways: from each benchmark's fastest repetition (interference only ever
 // adds time, so the minimum is the estimate of the code's own cost) and from the medians.
 //
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
-//   with_repeated_runs(argc, argv)   argv with the default flags in front (the caller's own
-//                                    flags come later and win)
 //   register: ->ComputeStatistics("min", fastest)
-//   goal_summary summary(baseline_of, 1.2); RunSpecifiedBenchmarks(&summary); summary.print();
+//   main: return run_layer_benchmarks(argc, argv, about, baseline_of, 1.2);
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -18,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace distdl::bench {
@@ -34,7 +33,7 @@ inline double fastest(const std::vector<double>& v) { return v.empty() ? 0.0 : *
 
 // argv with 5 repetitions of at least 0.5 s each, randomly interleaved, shown as aggregates.
 inline std::vector<char*> with_repeated_runs(int argc, char** argv) {
-    // Kept in step with print_repeated_runs_help().
+    // Kept in step with detail::print_help().
     static char repetitions[] = "--benchmark_repetitions=5";
     static char interleave[] = "--benchmark_enable_random_interleaving=true";
     static char min_time[] = "--benchmark_min_time=0.5";
@@ -43,19 +42,6 @@ inline std::vector<char*> with_repeated_runs(int argc, char** argv) {
     args.insert(args.end(), argv + 1, argv + argc);
     args.push_back(nullptr);
     return args;
-}
-
-// The part of a layer benchmark's --help that says how it measures, then Google Benchmark's flags.
-inline void print_repeated_runs_help() {
-    std::printf(
-        "By default every benchmark runs 5 repetitions of at least 0.5 s each, in random\n"
-        "interleaving, and the console shows their aggregates (mean, median, stddev, cv, min):\n"
-        "  --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true\n"
-        "  --benchmark_min_time=0.5 --benchmark_display_aggregates_only=true\n"
-        "(flags given on the command line win). The closing table gives each layer's CPU time over\n"
-        "its baseline's from the fastest repetitions and from the medians, against the goal; it\n"
-        "needs 2 or more repetitions and the baseline in the same run.\n\n");
-    benchmark::PrintDefaultHelp();
 }
 
 // Prints as the console reporter does, and keeps the "min" and "median" CPU time of every
@@ -121,5 +107,41 @@ class goal_summary : public benchmark::ConsoleReporter {
     double goal_;
     std::map<std::string, double> fastest_, median_;
 };
+
+namespace detail {
+inline const char* about_layer_benchmark = "";  // run_layer_benchmarks' `about`, for print_help
+
+inline void print_help() {
+    std::printf(
+        "%s\n\n"
+        "By default every benchmark runs 5 repetitions of at least 0.5 s each, in random\n"
+        "interleaving, and the console shows their aggregates (mean, median, stddev, cv, min):\n"
+        "  --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true\n"
+        "  --benchmark_min_time=0.5 --benchmark_display_aggregates_only=true\n"
+        "(flags given on the command line win). The closing table gives each layer's CPU time over\n"
+        "its baseline's from the fastest repetitions and from the medians, against the goal; it\n"
+        "needs 2 or more repetitions and the baseline in the same run.\n\n",
+        about_layer_benchmark);
+    benchmark::PrintDefaultHelp();
+}
+}  // namespace detail
+
+// The main of a layer benchmark: `about` (what it measures, and its goal) heads --help and the
+// run; the registered benchmarks run with the default flags of with_repeated_runs, then the
+// closing table of each layer (baseline_of) against `goal`. Exit status 1 on an unknown flag.
+inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::baseline_of baseline_of,
+                                double goal) {
+    detail::about_layer_benchmark = about;
+    auto args = with_repeated_runs(argc, argv);
+    int count = static_cast<int>(args.size()) - 1;
+    benchmark::Initialize(&count, args.data(), detail::print_help);
+    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+    std::printf("%s\n", about);
+    goal_summary summary(std::move(baseline_of), goal);
+    benchmark::RunSpecifiedBenchmarks(&summary);
+    summary.print();
+    benchmark::Shutdown();
+    return 0;
+}
 
 }  // namespace distdl::bench

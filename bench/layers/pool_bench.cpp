@@ -16,8 +16,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bench/layers/goal_summary.hpp"
@@ -181,31 +181,16 @@ DISTDL_POOL_BENCH(pool_quarters, kind::max, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_quarters, kind::avg, geometry::k3_s2_p1)
 #undef DISTDL_POOL_BENCH
 
-static void print_help() {
-    std::printf("pool_bench: MaxPool2d and AvgPool2d on 4 simulated workers (P_x 1x1x2x2) against the pooling\n"
-                "kernels on the whole tensor (x 8x16x256x256 float32, forward + adjoint), for kernel 2 stride 2\n"
-                "and kernel 3 stride 2 padding 1; pool_quarters: the serial kernels on the four pieces in turn.\n"
-                "CPU time summed over the workers; goal: pool_sim_2x2 <= 1.2 x pool_serial.\n\n");
-    distdl::bench::print_repeated_runs_help();
-}
-
 int main(int argc, char** argv) {
-    auto args = distdl::bench::with_repeated_runs(argc, argv);
-    int count = static_cast<int>(args.size()) - 1;
-    benchmark::Initialize(&count, args.data(), print_help);
-    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
-    std::printf("MaxPool2d / AvgPool2d on x [8,16,256,256] float32, P_x 1x1x2x2 (4 simulated workers), forward + "
-                "adjoint;\nCPU time summed over workers. Goal: pool_sim_2x2 <= 1.2 x pool_serial for the same "
-                "kind and geometry.\n");
-    // pool_sim_2x2<K, G> against pool_serial<K, G>.
-    distdl::bench::goal_summary summary(
-        [](const std::string& name) {
-            const std::string layer = "pool_sim_2x2";
-            return name.rfind(layer, 0) == 0 ? "pool_serial" + name.substr(layer.size()) : std::string();
-        },
-        1.2);
-    benchmark::RunSpecifiedBenchmarks(&summary);
-    summary.print();
-    benchmark::Shutdown();
-    return 0;
+    const char* about =
+        "pool_bench: MaxPool2d and AvgPool2d on 4 simulated workers (P_x 1x1x2x2) against the pooling\n"
+        "kernels on the whole tensor (x 8x16x256x256 float32, forward + adjoint), for kernel 2 stride 2\n"
+        "and kernel 3 stride 2 padding 1; pool_quarters: the serial kernels on the four pieces in turn.\n"
+        "CPU time summed over the workers; goal: pool_sim_2x2 <= 1.2 x pool_serial of the same kind\n"
+        "and geometry.";
+    const auto baseline_of = [](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_serial<K, G>
+        const std::string layer = "pool_sim_2x2";
+        return name.rfind(layer, 0) == 0 ? "pool_serial" + name.substr(layer.size()) : std::string();
+    };
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, baseline_of, 1.2);
 }
