@@ -7,6 +7,9 @@
 //   feature_conv_2x2    FeatureConv2d, P_x 1x1x2x2
 //   channel_conv_2x2    ChannelConv2d, P_x 1x2x1x1, P_y 1x2x1x1, P_w 2x2x1x1
 //   general_conv_2x2    GeneralConv2d, P_x 1x2x2x1, P_y 1x1x2x1, P_w 1x2x2x1
+//   <layer>_kernels_2x2 that layer's local kernels alone on its 4 workers, no data movement (the
+//                       floor of its decomposition: the closing table splits each layer's
+//                       overhead into the kernels' and the data movement's)
 // The layers get input_shape (planned at construction). Counters: messages per step summed over
 // the workers, page faults per step (process). conv_local: the kernel alone on one worker's problem.
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
@@ -152,6 +155,61 @@ void run_distributed(benchmark::State& state, const setup_fn& setup) {
         state.counters["faults"] = double(step_starts.back() - step_starts[1]) / double(step_starts.size() - 2);
 }
 
+// One worker's local convolution in a layer's decomposition (what the layer hands its kernel
+// each step): input window N x c_in x H x W, c_out outputs, the kernel's own zero padding.
+struct local_problem {
+    std::size_t c_in, c_out;
+    shape_t window;
+    std::size_t pad_h, pad_w;
+    bool bias;
+};
+
+// The local kernels of a layer alone on its 4 simulated workers, each on its own problem, with
+// no data movement: the floor of the layer's decomposition on this machine (the four kernels
+// run two at a time on two cores, as in the layer). <layer> / <floor> is the price of the data
+// movement, <floor> / conv_serial/0 that of the split itself. The backward runs as the layer's:
+// from the kernel's own copy of x where it keeps one (backward_last), else from x.
+void kernels_alone(benchmark::State& state, const std::function<local_problem(int rank)>& problem_of) {
+    distdl::bench::run_stepped_world(state, 4, [&](const std::shared_ptr<distdl::communicator>& world) {
+        const local_problem p = problem_of(world->rank());
+        struct worker {
+            distdl::kernels::convolution<float> kernel;
+            tensor<float> x, dy, w, b, y, dx, dw, db;
+        };
+        distdl::kernels::conv_geometry g{p.c_in, p.c_out, {3, 3}, {1, 1}, {p.pad_h, p.pad_w}, {1, 1}, p.bias};
+        auto self = std::make_shared<worker>(worker{distdl::kernels::convolution<float>(g, distdl::kernels::conv_engine::automatic, p.window), {}, {}, {}, {}, {}, {}, {}, {}});
+        self->x = filled(p.window);
+        self->dy = filled(self->kernel.output_shape(p.window));
+        self->w = filled(self->kernel.weight_shape());
+        self->b = filled({p.bias ? p.c_out : 0});
+        self->dw = xt::zeros<float>(self->kernel.weight_shape());
+        self->db = xt::zeros<float>(shape_t{p.bias ? p.c_out : 0});
+        return [self, bias = p.bias] {
+            auto& k = *self;
+            k.kernel.forward(k.x, k.w, bias ? &k.b : nullptr, k.y);
+            k.dw.fill(0.0f);
+            k.db.fill(0.0f);
+            if (k.kernel.retains_input()) k.kernel.backward_last(k.dy, k.w, k.dx, k.dw, bias ? &k.db : nullptr);
+            else k.kernel.backward(k.x, k.dy, k.w, k.dx, k.dw, bias ? &k.db : nullptr);
+            benchmark::DoNotOptimize(k.dx.data());
+        };
+    });
+}
+
+// Worker r's problem in each layer below (bias on the workers of input-channel index 0).
+void feature_kernels_2x2(benchmark::State& state) {
+    // P_x 1x1x2x2: a 128 x 128 output block from its 130 x 130 window (padding inside).
+    kernels_alone(state, [](int) { return local_problem{16, 16, {batch, 16, 130, 130}, 0, 0, true}; });
+}
+void channel_kernels_2x2(benchmark::State& state) {
+    // P_w 2x2x1x1, r = (co, ci): 8 -> 8 channels on the whole image, padded by the kernel.
+    kernels_alone(state, [](int r) { return local_problem{8, 8, {batch, 8, height, width}, 1, 1, r % 2 == 0}; });
+}
+void general_kernels_2x2(benchmark::State& state) {
+    // P_w 1x2x2x1, r = (ci, h): 8 -> 16 channels on a 128-row output block, window padded inside.
+    kernels_alone(state, [](int r) { return local_problem{8, 16, {batch, 8, 130, width + 2}, 0, 0, r / 2 == 0}; });
+}
+
 distdl::cartesian_partition grid(const std::shared_ptr<distdl::communicator>& world, const std::vector<int>& ranks,
                                  const shape_t& shape) {
     return distdl::partition::world(world).create_partition_inclusive(ranks).create_cartesian_topology_partition(shape);
@@ -224,18 +282,26 @@ BENCHMARK(conv_local)
 BENCHMARK(feature_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 BENCHMARK(channel_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 BENCHMARK(general_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(feature_kernels_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(channel_kernels_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(general_kernels_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 
 int main(int argc, char** argv) {
     const char* about =
         "conv_bench: FeatureConv2d, ChannelConv2d and GeneralConv2d on 4 simulated workers against the\n"
         "serial convolution kernel on the whole problem (x 8x16x256x256 float32, 16 -> 16, 3x3,\n"
         "padding 1, forward + adjoint); conv_local: the kernel alone on each layer's per-worker\n"
-        "problem. CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.";
+        "problem; <layer>_kernels_2x2: the layer's local kernels alone on its 4 workers, without data\n"
+        "movement. CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.";
     const auto baseline_of = [](const std::string& name) {
         const std::string layer = "_conv_2x2";  // feature_conv_2x2, channel_conv_2x2, general_conv_2x2
         const bool is_layer =
             name.size() > layer.size() && name.compare(name.size() - layer.size(), layer.size(), layer) == 0;
         return is_layer ? std::string("conv_serial/0") : std::string();
     };
-    return distdl::bench::run_layer_benchmarks(argc, argv, about, baseline_of, 1.2);
+    const auto floor_of = [](const std::string& name) {  // channel_conv_2x2 -> channel_kernels_2x2
+        const auto at = name.find("_conv_2x2");
+        return at == std::string::npos ? std::string() : name.substr(0, at) + "_kernels_2x2";
+    };
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, baseline_of, 1.2, floor_of);
 }

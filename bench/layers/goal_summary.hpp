@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -52,7 +53,8 @@ class goal_summary : public benchmark::ConsoleReporter {
     // benchmark is not a layer measured against the goal.
     using baseline_of = std::function<std::string(const std::string&)>;
 
-    goal_summary(baseline_of baseline, double goal) : baseline_(std::move(baseline)), goal_(goal) {}
+    goal_summary(baseline_of baseline, double goal, baseline_of floor = {})
+        : baseline_(std::move(baseline)), floor_(std::move(floor)), goal_(goal) {}
 
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const Run& run : runs) {
@@ -95,15 +97,47 @@ class goal_summary : public benchmark::ConsoleReporter {
             std::printf("  %-*s  %-*s  %7.2f  %7.2f  %s\n", layer_width, name.c_str(), base_width, base.c_str(),
                         by_fastest, by_median, verdict);
         }
+        if (floor_) print_floors();
     }
 
   private:
+    // fastest / median of a over b, or false when either was not run.
+    bool ratios(const std::string& a, const std::string& b, double& by_fastest, double& by_median) const {
+        const auto af = fastest_.find(a), bf = fastest_.find(b), am = median_.find(a), bm = median_.find(b);
+        if (af == fastest_.end() || bf == fastest_.end() || am == median_.end() || bm == median_.end()) return false;
+        by_fastest = af->second / bf->second;
+        by_median = am->second / bm->second;
+        return true;
+    }
+
+    // Each layer's overhead split in two: its local kernels alone on the same workers (the split
+    // and the machine: concurrency, smaller problems) over the baseline, and the layer over
+    // them (the data movement).
+    void print_floors() const {
+        std::vector<std::pair<std::string, std::array<double, 4>>> rows;  // layer: floor/base, layer/floor
+        int width = 5;
+        for (const auto& entry : fastest_) {
+            const std::string& name = entry.first;
+            const std::string base = baseline_(name), floor = base.empty() ? std::string() : floor_(name);
+            std::array<double, 4> r{};
+            if (floor.empty() || !ratios(floor, base, r[0], r[1]) || !ratios(name, floor, r[2], r[3])) continue;
+            rows.emplace_back(name, r);
+            width = std::max(width, static_cast<int>(name.size()));
+        }
+        if (rows.empty()) return;
+        std::printf("\nWhere it goes: the layer's local kernels alone on the same workers, without data movement\n"
+                    "(fastest / median)\n  %-*s  %-22s  %s\n",
+                    width, "layer", "kernels alone/baseline", "layer/kernels alone");
+        for (const auto& [name, r] : rows)
+            std::printf("  %-*s  %11.2f / %-8.2f  %8.2f / %.2f\n", width, name.c_str(), r[0], r[1], r[2], r[3]);
+    }
+
     static std::string key(const Run& run) {
         return run.run_name.args.empty() ? run.run_name.function_name
                                          : run.run_name.function_name + "/" + run.run_name.args;
     }
 
-    baseline_of baseline_;
+    baseline_of baseline_, floor_;  // floor_: the layer's "kernels alone" benchmark (empty: none)
     double goal_;
     std::map<std::string, double> fastest_, median_;
 };
@@ -128,16 +162,17 @@ inline void print_help() {
 
 // The main of a layer benchmark: `about` (what it measures, and its goal) heads --help and the
 // run; the registered benchmarks run with the default flags of with_repeated_runs, then the
-// closing table of each layer (baseline_of) against `goal`. Exit status 1 on an unknown flag.
+// closing table of each layer (baseline_of) against `goal`, and where floor_of names a layer's
+// kernels-alone benchmark, the table of where its overhead goes. Exit status 1 on an unknown flag.
 inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::baseline_of baseline_of,
-                                double goal) {
+                                double goal, goal_summary::baseline_of floor_of = {}) {
     detail::about_layer_benchmark = about;
     auto args = with_repeated_runs(argc, argv);
     int count = static_cast<int>(args.size()) - 1;
     benchmark::Initialize(&count, args.data(), detail::print_help);
     if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
     std::printf("%s\n", about);
-    goal_summary summary(std::move(baseline_of), goal);
+    goal_summary summary(std::move(baseline_of), goal, std::move(floor_of));
     benchmark::RunSpecifiedBenchmarks(&summary);
     summary.print();
     benchmark::Shutdown();

@@ -7,7 +7,9 @@
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
 // simulated workers: the distribution overhead is pool_sim_2x2 / pool_serial (goal <= 1.2).
 // pool_quarters (3x3 only) runs the serial kernels on the four pieces in turn: the cost of the
-// split alone, without the halo.
+// split alone, without the halo; pool_kernels_2x2 (both geometries) the serial kernels on the
+// four pieces on 4 simulated workers at once (the floor of the layer's decomposition: the closing table splits each layer's overhead
+// into the kernels' and the halo's).
 // halo_bytes is what the HaloExchange moved per step, summed over the workers (forward and
 // adjoint), halo_rate the same per second of process CPU time. The closing table gives each
 // pool_sim_2x2 over its pool_serial from 5 interleaved repetitions (bench/layers/goal_summary.hpp).
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/layers/goal_summary.hpp"
@@ -122,6 +125,37 @@ void pool_quarters(benchmark::State& state) {
     }
 }
 
+// The kernels of pool_quarters on 4 simulated workers at once, one quarter each, with no data
+// movement: the floor of the layer's decomposition on this machine (four workers on two cores
+// share the memory bandwidth, which a memory-bound kernel feels). pool_sim_2x2 / pool_kernels_2x2
+// is the price of the halo, pool_kernels_2x2 / pool_serial that of the split and the machine.
+template <kind K, geometry G>
+void pool_kernels_2x2(benchmark::State& state) {
+    using kernel = std::conditional_t<K == kind::max, distdl::kernels::max_pool<float>, distdl::kernels::avg_pool<float>>;
+    distdl::bench::run_stepped_world(state, 4, [](const std::shared_ptr<distdl::communicator>& world) {
+        const shape_t quarter{8, 16, 128, 128};
+        struct worker {
+            kernel pool{kernel_geometry_of(G)};
+            tensor<float> x, y, dy, dx;
+            distdl::kernels::pool_argmax argmax;
+        };
+        auto self = std::make_shared<worker>();
+        self->x = filled(quarter, 1 + std::size_t(world->rank()));
+        self->dy = filled(self->pool.output_shape(quarter), 2 + std::size_t(world->rank()));
+        return [self, quarter] {
+            auto& w = *self;
+            if constexpr (K == kind::max) {
+                w.pool.forward(w.x, w.y, w.argmax);
+                w.pool.backward(w.argmax, w.dy, quarter, w.dx);
+            } else {
+                w.pool.forward(w.x, w.y);
+                w.pool.backward(w.dy, quarter, w.dx);
+            }
+            benchmark::DoNotOptimize(w.dx.data());
+        };
+    });
+}
+
 // One forward + adjoint per step on 4 simulated workers (bench/layers/stepped_world.hpp).
 template <kind K, geometry G>
 void pool_sim_2x2(benchmark::State& state) {
@@ -177,6 +211,10 @@ DISTDL_POOL_BENCH(pool_serial, kind::max, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_sim_2x2, kind::max, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_serial, kind::avg, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_sim_2x2, kind::avg, geometry::k3_s2_p1)
+DISTDL_POOL_BENCH(pool_kernels_2x2, kind::max, geometry::k2_s2)
+DISTDL_POOL_BENCH(pool_kernels_2x2, kind::avg, geometry::k2_s2)
+DISTDL_POOL_BENCH(pool_kernels_2x2, kind::max, geometry::k3_s2_p1)
+DISTDL_POOL_BENCH(pool_kernels_2x2, kind::avg, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_quarters, kind::max, geometry::k3_s2_p1)
 DISTDL_POOL_BENCH(pool_quarters, kind::avg, geometry::k3_s2_p1)
 #undef DISTDL_POOL_BENCH
@@ -185,12 +223,17 @@ int main(int argc, char** argv) {
     const char* about =
         "pool_bench: MaxPool2d and AvgPool2d on 4 simulated workers (P_x 1x1x2x2) against the pooling\n"
         "kernels on the whole tensor (x 8x16x256x256 float32, forward + adjoint), for kernel 2 stride 2\n"
-        "and kernel 3 stride 2 padding 1; pool_quarters: the serial kernels on the four pieces in turn.\n"
+        "and kernel 3 stride 2 padding 1; pool_quarters: the serial kernels on the four pieces in turn;\n"
+        "pool_kernels_2x2: the same on 4 simulated workers at once, one piece each, without data movement.\n"
         "CPU time summed over the workers; goal: pool_sim_2x2 <= 1.2 x pool_serial of the same kind\n"
         "and geometry.";
     const auto baseline_of = [](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_serial<K, G>
         const std::string layer = "pool_sim_2x2";
         return name.rfind(layer, 0) == 0 ? "pool_serial" + name.substr(layer.size()) : std::string();
     };
-    return distdl::bench::run_layer_benchmarks(argc, argv, about, baseline_of, 1.2);
+    const auto floor_of = [](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_kernels_2x2<K, G>
+        const std::string layer = "pool_sim_2x2";
+        return name.rfind(layer, 0) == 0 ? "pool_kernels_2x2" + name.substr(layer.size()) : std::string();
+    };
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, baseline_of, 1.2, floor_of);
 }
