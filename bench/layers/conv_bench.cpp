@@ -173,11 +173,13 @@ void kernels_alone(benchmark::State& state, const std::function<local_problem(in
     distdl::bench::run_stepped_world(state, 4, [&](const std::shared_ptr<distdl::communicator>& world) {
         const local_problem p = problem_of(world->rank());
         struct worker {
+            explicit worker(const local_problem& p)
+                : kernel({p.c_in, p.c_out, {3, 3}, {1, 1}, {p.pad_h, p.pad_w}, {1, 1}, p.bias},
+                         distdl::kernels::conv_engine::automatic, p.window) {}
             distdl::kernels::convolution<float> kernel;
             tensor<float> x, dy, w, b, y, dx, dw, db;
         };
-        distdl::kernels::conv_geometry g{p.c_in, p.c_out, {3, 3}, {1, 1}, {p.pad_h, p.pad_w}, {1, 1}, p.bias};
-        auto self = std::make_shared<worker>(worker{distdl::kernels::convolution<float>(g, distdl::kernels::conv_engine::automatic, p.window), {}, {}, {}, {}, {}, {}, {}, {}});
+        auto self = std::make_shared<worker>(p);
         self->x = filled(p.window);
         self->dy = filled(self->kernel.output_shape(p.window));
         self->w = filled(self->kernel.weight_shape());

@@ -8,7 +8,9 @@
 //
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
 //   register: ->ComputeStatistics("min", fastest)
-//   main: return run_layer_benchmarks(argc, argv, about, baseline_of, 1.2);
+//   main: return run_layer_benchmarks(argc, argv, about, baseline_of, 1.2, floor_of);
+// floor_of (optional) names each layer's local kernels alone on its workers without data
+// movement; a second table then splits the layer's overhead into theirs and the movement's.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -49,11 +51,12 @@ inline std::vector<char*> with_repeated_runs(int argc, char** argv) {
 // benchmark for print().
 class goal_summary : public benchmark::ConsoleReporter {
   public:
-    // The baseline's name ("conv_serial/0") of a benchmark's name (function/args); empty: the
-    // benchmark is not a layer measured against the goal.
-    using baseline_of = std::function<std::string(const std::string&)>;
+    // A related benchmark's name of a benchmark's name (function/args), empty for none:
+    // `baseline` gives a layer's baseline ("conv_serial/0"; empty: not a layer measured against
+    // the goal), `floor` its local kernels alone ("channel_kernels_2x2").
+    using benchmark_of = std::function<std::string(const std::string&)>;
 
-    goal_summary(baseline_of baseline, double goal, baseline_of floor = {})
+    goal_summary(benchmark_of baseline, double goal, benchmark_of floor = {})
         : baseline_(std::move(baseline)), floor_(std::move(floor)), goal_(goal) {}
 
     void ReportRuns(const std::vector<Run>& runs) override {
@@ -137,7 +140,7 @@ class goal_summary : public benchmark::ConsoleReporter {
                                          : run.run_name.function_name + "/" + run.run_name.args;
     }
 
-    baseline_of baseline_, floor_;  // floor_: the layer's "kernels alone" benchmark (empty: none)
+    benchmark_of baseline_, floor_;
     double goal_;
     std::map<std::string, double> fastest_, median_;
 };
@@ -164,8 +167,8 @@ inline void print_help() {
 // run; the registered benchmarks run with the default flags of with_repeated_runs, then the
 // closing table of each layer (baseline_of) against `goal`, and where floor_of names a layer's
 // kernels-alone benchmark, the table of where its overhead goes. Exit status 1 on an unknown flag.
-inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::baseline_of baseline_of,
-                                double goal, goal_summary::baseline_of floor_of = {}) {
+inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::benchmark_of baseline_of,
+                                double goal, goal_summary::benchmark_of floor_of = {}) {
     detail::about_layer_benchmark = about;
     auto args = with_repeated_runs(argc, argv);
     int count = static_cast<int>(args.size()) - 1;

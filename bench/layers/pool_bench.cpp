@@ -8,8 +8,8 @@
 // simulated workers: the distribution overhead is pool_sim_2x2 / pool_serial (goal <= 1.2).
 // pool_quarters (3x3 only) runs the serial kernels on the four pieces in turn: the cost of the
 // split alone, without the halo; pool_kernels_2x2 (both geometries) the serial kernels on the
-// four pieces on 4 simulated workers at once (the floor of the layer's decomposition: the closing table splits each layer's overhead
-// into the kernels' and the halo's).
+// four pieces on 4 simulated workers at once (the floor of the layer's decomposition: a second
+// closing table splits each layer's overhead into the kernels' and the halo's).
 // halo_bytes is what the HaloExchange moved per step, summed over the workers (forward and
 // adjoint), halo_rate the same per second of process CPU time. The closing table gives each
 // pool_sim_2x2 over its pool_serial from 5 interleaved repetitions (bench/layers/goal_summary.hpp).
@@ -131,7 +131,8 @@ void pool_quarters(benchmark::State& state) {
 // is the price of the halo, pool_kernels_2x2 / pool_serial that of the split and the machine.
 template <kind K, geometry G>
 void pool_kernels_2x2(benchmark::State& state) {
-    using kernel = std::conditional_t<K == kind::max, distdl::kernels::max_pool<float>, distdl::kernels::avg_pool<float>>;
+    using kernel =
+        std::conditional_t<K == kind::max, distdl::kernels::max_pool<float>, distdl::kernels::avg_pool<float>>;
     distdl::bench::run_stepped_world(state, 4, [](const std::shared_ptr<distdl::communicator>& world) {
         const shape_t quarter{8, 16, 128, 128};
         struct worker {
