@@ -59,6 +59,23 @@ class index_scratch {
     std::vector<std::size_t> heap_;
 };
 
+// `rows` runs of `run` elements, src and dst advancing by their own steps from run to run:
+// the innermost walk of a box copy, a plain loop (a column box is one element per row, where a
+// call per run would cost more than the element).
+template <class T>
+void copy_runs(const T* src, std::size_t src_step, T* dst, std::size_t dst_step, std::size_t rows, std::size_t run,
+               box_op op) {
+    constexpr std::size_t short_run = 16;  // shorter runs: an element loop instead of a memmove call
+    for (std::size_t r = 0; r < rows; ++r, src += src_step, dst += dst_step) {
+        if (op == box_op::add)
+            for (std::size_t i = 0; i < run; ++i) dst[i] += src[i];
+        else if (run < short_run)
+            for (std::size_t i = 0; i < run; ++i) dst[i] = src[i];
+        else
+            std::copy(src, src + run, dst);
+    }
+}
+
 // The box walk behind copy_box, pack_box and unpack_box, on checked boxes. A null start is
 // the origin.
 template <class T>
@@ -90,14 +107,17 @@ void copy_checked_box(const T* src, const shape_t& src_shape, const std::size_t*
         --outer;
         run *= extent[outer];
     }
-    // Odometer over the outer dimensions; offsets are updated incrementally.
+    // The innermost walked dimension is copy_runs' loop; an odometer walks the ones outside it,
+    // offsets updated incrementally.
+    // Dimensions of extent 1 next to the run do not move: the loop takes the next one out.
+    std::size_t walked = outer;
+    while (walked > 0 && extent[walked - 1] == 1) --walked;
+    if (walked > 0) --walked;  // the odometer's dimensions: [0, walked); copy_runs' loop: walked
+    const std::size_t rows = outer > 0 ? extent[walked] : 1;
+    const std::size_t src_step = outer > 0 ? src_stride[walked] : 0, dst_step = outer > 0 ? dst_stride[walked] : 0;
     while (true) {
-        const T* s = src + src_offset;
-        T* d = dst + dst_offset;
-        if (op == box_op::assign) std::copy(s, s + run, d);
-        else
-            for (std::size_t i = 0; i < run; ++i) d[i] += s[i];
-        std::size_t k = outer;
+        copy_runs(src + src_offset, src_step, dst + dst_offset, dst_step, rows, run, op);
+        std::size_t k = walked;
         while (k-- > 0) {
             if (++counter[k] < extent[k]) {
                 src_offset += src_stride[k];

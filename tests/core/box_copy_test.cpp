@@ -43,8 +43,9 @@ static void for_each_index(const std::vector<std::size_t>& extent, F f) {
     }
 }
 
-// Boxes whose inner dimensions span both arrays (copied as one run per outer index) and boxes
-// of more dimensions than the walker keeps on the stack, against element-by-element copies.
+// Boxes whose inner dimensions span both arrays (copied as one run per outer index), columns
+// and short runs (the element loop), extents of 1 beside the run, and boxes of more dimensions
+// than the walker keeps on the stack, against element-by-element copies.
 TEST(box_copy, matches_an_element_by_element_copy_for_merged_and_high_rank_boxes) {
     struct box_case {
         shape_t src_shape, src_start, dst_shape, dst_start, extent;
@@ -53,6 +54,10 @@ TEST(box_copy, matches_an_element_by_element_copy_for_merged_and_high_rank_boxes
         {{3, 4, 5}, {1, 0, 0}, {2, 4, 5}, {0, 0, 0}, {2, 4, 5}},          // inner two dims full: one run
         {{3, 4, 5}, {0, 1, 0}, {3, 2, 5}, {0, 0, 0}, {3, 2, 5}},          // last dim full: runs of 10
         {{3, 2, 5}, {0, 0, 0}, {4, 3, 5}, {1, 1, 0}, {3, 2, 5}},          // dim 1 full in src, not in dst
+        {{2, 3, 4, 5}, {0, 1, 0, 4}, {2, 2, 4, 1}, {0, 0, 0, 0}, {2, 2, 4, 1}},  // a column: runs of 1
+        {{2, 3, 4, 20}, {0, 1, 2, 2}, {3, 3, 3, 20}, {1, 0, 1, 0}, {2, 2, 1, 17}},  // extent 1 beside a long run
+        {{2, 3, 4, 20}, {1, 0, 3, 0}, {1, 3, 1, 20}, {0, 0, 0, 0}, {1, 3, 1, 20}},  // rows, one per channel
+        {{2, 3, 4}, {1, 2, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}},                    // one element
         {{2, 1, 2, 1, 2, 1, 2, 1, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1},
          {1, 1, 2, 1, 1, 1, 2, 1, 4}, {0, 0, 0, 0, 0, 0, 0, 0, 2}, {1, 1, 2, 1, 1, 1, 2, 1, 2}}};  // rank 9
     for (const auto& c : cases) {
