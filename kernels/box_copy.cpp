@@ -1,7 +1,8 @@
 #include "kernels/box_copy.hpp"
 
 #include <algorithm>
-#include <vector>
+
+#include "core/detail/box_copy.hpp"
 
 namespace distdl::kernels {
 
@@ -20,43 +21,9 @@ void copy_box(const T* src, const shape_t& src_shape, const shape_t& src_start, 
                            << format_list(src_start) << " / destination " << format_list(dst_start)
                            << " leaves source shape " << format_list(src_shape) << " or destination shape "
                            << format_list(dst_shape) << " in dimension " << e);
-    if (volume(extent) == 0) return;
-    if (rank == 0) {
-        *dst = mode == copy_mode::assign ? *src : *dst + *src;
-        return;
-    }
-    std::vector<std::size_t> src_stride(rank, 1), dst_stride(rank, 1), counter(rank, 0);
-    for (std::size_t e = rank - 1; e-- > 0;) {
-        src_stride[e] = src_stride[e + 1] * src_shape[e + 1];
-        dst_stride[e] = dst_stride[e + 1] * dst_shape[e + 1];
-    }
-    const T* s = src;
-    T* d = dst;
-    for (std::size_t e = 0; e < rank; ++e) {
-        s += src_start[e] * src_stride[e];
-        d += dst_start[e] * dst_stride[e];
-    }
-    const std::size_t run = extent[rank - 1];
-    while (true) {
-        if (mode == copy_mode::assign) std::copy(s, s + run, d);
-        else
-            for (std::size_t i = 0; i < run; ++i) d[i] += s[i];
-        // Odometer over the outer dimensions.
-        std::size_t e = rank - 1;
-        while (e > 0) {
-            --e;
-            if (++counter[e] < extent[e]) {
-                s += src_stride[e];
-                d += dst_stride[e];
-                break;
-            }
-            s -= (extent[e] - 1) * src_stride[e];
-            d -= (extent[e] - 1) * dst_stride[e];
-            counter[e] = 0;
-            if (e == 0) return;
-        }
-        if (rank == 1) return;
-    }
+    // The walk itself is the primitives' (one loop of runs, columns element by element).
+    detail::copy_checked_box(src, src_shape, src_start.data(), dst, dst_shape, dst_start.data(), extent,
+                             mode == copy_mode::assign ? detail::box_op::assign : detail::box_op::add);
 }
 
 template <class T>

@@ -1,7 +1,8 @@
 #pragma once
 // Copy (or add) a box of one row-major array into a box of another, one contiguous run of the
-// innermost dimension at a time: halo windows, padding and unpadding of local tensors. Loops
-// over contiguous rows, because xtensor views are 5–15× slower for this.
+// innermost dimension at a time: halo windows, padding and unpadding of local tensors (the
+// primitives' box walk, core/detail/box_copy.hpp, behind checks that name what was given).
+// Loops over contiguous rows, because xtensor views are 5–15× slower for this.
 #include <cstddef>
 
 #include "core/tensor.hpp"
