@@ -295,15 +295,15 @@ int main(int argc, char** argv) {
         "padding 1, forward + adjoint); conv_local: the kernel alone on each layer's per-worker\n"
         "problem; <layer>_kernels_2x2: the layer's local kernels alone on its 4 workers, without data\n"
         "movement. CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.";
-    const auto baseline_of = [](const std::string& name) {
+    const auto compare = [](const std::string& name) {
         const std::string layer = "_conv_2x2";  // feature_conv_2x2, channel_conv_2x2, general_conv_2x2
         const bool is_layer =
             name.size() > layer.size() && name.compare(name.size() - layer.size(), layer.size(), layer) == 0;
-        return is_layer ? std::string("conv_serial/0") : std::string();
+        return is_layer ? distdl::bench::comparison{"conv_serial/0", 1.2} : distdl::bench::comparison{};
     };
     const auto floor_of = [](const std::string& name) {  // channel_conv_2x2 -> channel_kernels_2x2
         const auto at = name.find("_conv_2x2");
         return at == std::string::npos ? std::string() : name.substr(0, at) + "_kernels_2x2";
     };
-    return distdl::bench::run_layer_benchmarks(argc, argv, about, baseline_of, 1.2, floor_of);
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, floor_of);
 }

@@ -1,6 +1,6 @@
 #pragma once
-// The distribution-overhead goal of the layer benchmarks (conv_bench, pool_bench): each layer's
-// CPU time over its baseline's, measured in the same run. The machines these run on are shared
+// The overhead goals of the layer benchmarks (conv_bench, pool_bench, linear_bench): each
+// layer's CPU time over its baseline's, measured in the same run. The machines these run on are shared
 // and noisy (15-40% between runs of the same code), so by default every benchmark runs several
 // repetitions in random interleaving (a slow spell hits layers and baselines alike), and the
 // ratio is given two ways: from each benchmark's fastest repetition (interference only ever
@@ -8,9 +8,10 @@
 //
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
 //   register: ->ComputeStatistics("min", fastest)
-//   main: return run_layer_benchmarks(argc, argv, about, baseline_of, 1.2, floor_of);
-// floor_of (optional) names each layer's local kernels alone on its workers without data
-// movement; a second table then splits the layer's overhead into theirs and the movement's.
+//   main: return run_layer_benchmarks(argc, argv, about, compare, floor_of);
+// compare gives each layer its baseline and goal; floor_of (optional) names each layer's local
+// kernels alone on its workers without data movement, and a second table then splits the
+// layer's overhead into theirs and the movement's.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -47,17 +48,26 @@ inline std::vector<char*> with_repeated_runs(int argc, char** argv) {
     return args;
 }
 
+// What a benchmark is measured against: its baseline's name (empty: nothing) and the goal for
+// its CPU time over the baseline's.
+struct comparison {
+    std::string baseline;
+    double goal = 0;
+};
+
 // Prints as the console reporter does, and keeps the "min" and "median" CPU time of every
 // benchmark for print().
 class goal_summary : public benchmark::ConsoleReporter {
   public:
-    // A related benchmark's name of a benchmark's name (function/args), empty for none:
-    // `baseline` gives a layer's baseline ("conv_serial/0"; empty: not a layer measured against
-    // the goal), `floor` its local kernels alone ("channel_kernels_2x2").
+    // The comparison of a benchmark by its name (function/args): {"conv_serial/0", 1.2}, or
+    // {} for a benchmark that is not measured against a goal.
+    using comparison_of = std::function<comparison(const std::string&)>;
+    // A related benchmark's name (empty: none): a layer's local kernels alone on its workers
+    // ("channel_kernels_2x2").
     using benchmark_of = std::function<std::string(const std::string&)>;
 
-    goal_summary(benchmark_of baseline, double goal, benchmark_of floor = {})
-        : baseline_(std::move(baseline)), floor_(std::move(floor)), goal_(goal) {}
+    explicit goal_summary(comparison_of compare, benchmark_of floor = {})
+        : compare_(std::move(compare)), floor_(std::move(floor)) {}
 
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const Run& run : runs) {
@@ -71,12 +81,11 @@ class goal_summary : public benchmark::ConsoleReporter {
 
     // The table (printed only: on these machines a miss is not a failure of the run).
     void print() const {
-        std::printf("\nDistribution overhead: CPU time summed over the workers / the baseline's, goal <= %.2f\n"
-                    "(fastest: each benchmark's fastest repetition; median: the medians)\n",
-                    goal_);
+        std::printf("\nOverhead: CPU time (summed over the workers) / the baseline's, against each goal\n"
+                    "(fastest: each benchmark's fastest repetition; median: the medians)\n");
         int layer_width = 5, base_width = 8;
         for (const auto& entry : fastest_) {
-            const std::string base = baseline_(entry.first);
+            const std::string base = compare_(entry.first).baseline;
             if (base.empty()) continue;
             layer_width = std::max(layer_width, static_cast<int>(entry.first.size()));
             base_width = std::max(base_width, static_cast<int>(base.size()));
@@ -84,21 +93,21 @@ class goal_summary : public benchmark::ConsoleReporter {
         std::printf("  %-*s  %-*s  %7s  %7s  %s\n", layer_width, "layer", base_width, "baseline", "fastest", "median",
                     "goal");
         if (fastest_.empty()) std::printf("  (no aggregates: run with --benchmark_repetitions of 2 or more)\n");
-        for (const auto& [name, time] : fastest_) {
-            const std::string base = baseline_(name);
-            if (base.empty()) continue;
-            const auto b_fast = fastest_.find(base), b_med = median_.find(base), med = median_.find(name);
-            if (b_fast == fastest_.end() || b_med == median_.end() || med == median_.end()) {
+        for (const auto& entry : fastest_) {
+            const std::string& name = entry.first;
+            const comparison c = compare_(name);
+            if (c.baseline.empty()) continue;
+            double by_fastest = 0, by_median = 0;
+            if (!ratios(name, c.baseline, by_fastest, by_median)) {
                 std::printf("  %-*s  %-*s  (baseline not run: no ratio)\n", layer_width, name.c_str(), base_width,
-                            base.c_str());
+                            c.baseline.c_str());
                 continue;
             }
-            const double by_fastest = time / b_fast->second, by_median = med->second / b_med->second;
-            const char* verdict = by_fastest > goal_   ? "missed"
-                                  : by_median > goal_  ? "met by the fastest only"
+            const char* verdict = by_fastest > c.goal  ? "missed"
+                                  : by_median > c.goal ? "met by the fastest only"
                                                        : "met";
-            std::printf("  %-*s  %-*s  %7.2f  %7.2f  %s\n", layer_width, name.c_str(), base_width, base.c_str(),
-                        by_fastest, by_median, verdict);
+            std::printf("  %-*s  %-*s  %7.2f  %7.2f  <= %.2f %s\n", layer_width, name.c_str(), base_width,
+                        c.baseline.c_str(), by_fastest, by_median, c.goal, verdict);
         }
         if (floor_) print_floors();
     }
@@ -121,7 +130,7 @@ class goal_summary : public benchmark::ConsoleReporter {
         int width = 5;
         for (const auto& entry : fastest_) {
             const std::string& name = entry.first;
-            const std::string base = baseline_(name), floor = base.empty() ? std::string() : floor_(name);
+            const std::string base = compare_(name).baseline, floor = base.empty() ? std::string() : floor_(name);
             std::array<double, 4> r{};
             if (floor.empty() || !ratios(floor, base, r[0], r[1]) || !ratios(name, floor, r[2], r[3])) continue;
             rows.emplace_back(name, r);
@@ -140,8 +149,8 @@ class goal_summary : public benchmark::ConsoleReporter {
                                          : run.run_name.function_name + "/" + run.run_name.args;
     }
 
-    benchmark_of baseline_, floor_;
-    double goal_;
+    comparison_of compare_;
+    benchmark_of floor_;
     std::map<std::string, double> fastest_, median_;
 };
 
@@ -163,19 +172,20 @@ inline void print_help() {
 }
 }  // namespace detail
 
-// The main of a layer benchmark: `about` (what it measures, and its goal) heads --help and the
+// The main of a layer benchmark: `about` (what it measures, and its goals) heads --help and the
 // run; the registered benchmarks run with the default flags of with_repeated_runs, then the
-// closing table of each layer (baseline_of) against `goal`, and where floor_of names a layer's
-// kernels-alone benchmark, the table of where its overhead goes. Exit status 1 on an unknown flag.
-inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::benchmark_of baseline_of,
-                                double goal, goal_summary::benchmark_of floor_of = {}) {
+// closing table of each benchmark that `compare` gives a baseline and a goal, and where
+// floor_of names a layer's kernels-alone benchmark, the table of where its overhead goes. Exit
+// status 1 on an unknown flag.
+inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::comparison_of compare,
+                                goal_summary::benchmark_of floor_of = {}) {
     detail::about_layer_benchmark = about;
     auto args = with_repeated_runs(argc, argv);
     int count = static_cast<int>(args.size()) - 1;
     benchmark::Initialize(&count, args.data(), detail::print_help);
     if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
     std::printf("%s\n", about);
-    goal_summary summary(std::move(baseline_of), goal, std::move(floor_of));
+    goal_summary summary(std::move(compare), std::move(floor_of));
     benchmark::RunSpecifiedBenchmarks(&summary);
     summary.print();
     benchmark::Shutdown();

@@ -7,6 +7,7 @@
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
 // simulated workers: the distribution overhead is linear_sim_2x2 / linear_serial (goal <= 1.2),
 // the kernel's wrapper cost kernel_gemm vs plain_cblas (goal: the kernel at >= 0.95x the rate).
+// Both from 5 interleaved repetitions, in a closing table (bench/layers/goal_summary.hpp).
 //
 //   linear_bench [--benchmark_filter=REGEX] [--benchmark_repetitions=N]   (see --help)
 #include <benchmark/benchmark.h>
@@ -16,8 +17,10 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "bench/layers/goal_summary.hpp"
 #include "bench/layers/stepped_world.hpp"
 #include "core/partition.hpp"
 #include "kernels/gemm.hpp"
@@ -46,7 +49,7 @@ void linear_serial(benchmark::State& state) {
     tensor<float> y(shape_t{batch, out_features}), dx(shape_t{batch, in_features});
     tensor<float> dW = xt::zeros<float>(shape_t{out_features, in_features});
     tensor<float> db = xt::zeros<float>(shape_t{out_features});
-    for (auto _ : state) {
+    distdl::bench::measure_steps(state, [&] {
         for (std::size_t n = 0; n < batch; ++n)
             std::memcpy(y.data() + n * out_features, model.bias.data(), out_features * sizeof(float));
         gemm(transpose::no, transpose::yes, 1.0f, x, model.weight, 1.0f, y);
@@ -56,7 +59,7 @@ void linear_serial(benchmark::State& state) {
             for (std::size_t o = 0; o < out_features; ++o) db.data()[o] += dy.data()[n * out_features + o];
         benchmark::DoNotOptimize(y.data());
         benchmark::DoNotOptimize(dx.data());
-    }
+    });
 }
 
 // One forward + adjoint per step on simulated workers (bench/layers/stepped_world.hpp). P_W 2x2
@@ -116,38 +119,50 @@ struct gemm_operands {
 
 void kernel_gemm(benchmark::State& state) {
     gemm_operands o;
-    for (auto _ : state) {
+    distdl::bench::measure_steps(state, [&] {
         gemm(transpose::no, transpose::yes, 1.0f, o.a, o.b, 0.0f, o.c);
         benchmark::DoNotOptimize(o.c.data());
-    }
+    });
 }
 
 void plain_cblas(benchmark::State& state) {
     gemm_operands o;
-    for (auto _ : state) {
+    distdl::bench::measure_steps(state, [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(batch), int(out_features), int(in_features), 1.0f,
                     o.a.data(), int(in_features), o.b.data(), int(in_features), 0.0f, o.c.data(), int(out_features));
         benchmark::DoNotOptimize(o.c.data());
-    }
+    });
 }
 
 }  // namespace
 
-BENCHMARK(linear_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK(linear_sim_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK(linear_sim_2x2_small)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime();
-BENCHMARK(linear_sim_2x2_disjoint_small)->Unit(benchmark::kMicrosecond)->MeasureProcessCPUTime();
-BENCHMARK(kernel_gemm)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
-BENCHMARK(plain_cblas)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+using distdl::bench::fastest;
+BENCHMARK(linear_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(linear_sim_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(linear_sim_2x2_small)
+    ->Unit(benchmark::kMicrosecond)
+    ->MeasureProcessCPUTime()
+    ->ComputeStatistics("min", fastest);
+BENCHMARK(linear_sim_2x2_disjoint_small)
+    ->Unit(benchmark::kMicrosecond)
+    ->MeasureProcessCPUTime()
+    ->ComputeStatistics("min", fastest);
+BENCHMARK(kernel_gemm)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(plain_cblas)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 
 int main(int argc, char** argv) {
     // Both sides of every comparison single-threaded, as each worker is.
     openblas_set_num_threads(1);
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    std::printf("DistributedLinear 64x4096 -> 4096 float32, forward + adjoint; CPU time summed over workers.\n"
-                "Goals: linear_sim_2x2 <= 1.2 x linear_serial; kernel_gemm within 1/0.95 of plain_cblas.\n");
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    const char* about =
+        "linear_bench: DistributedLinear 64x4096 -> 4096 float32 on 4 simulated workers (P_W 2x2, P_x 1x2,\n"
+        "P_y 1x2), forward + adjoint, against the serial kernels on the whole problem; the layer's per-call\n"
+        "cost on 4 x 32 -> 32 (P_x, P_y inside P_W and outside it); the GEMM kernel against a plain\n"
+        "cblas_sgemm. CPU time summed over the workers; goals: linear_sim_2x2 <= 1.2 x linear_serial,\n"
+        "kernel_gemm at >= 0.95 x plain_cblas's rate (time <= 1/0.95 x).";
+    const auto compare = [](const std::string& name) {
+        if (name == "linear_sim_2x2") return distdl::bench::comparison{"linear_serial", 1.2};
+        if (name == "kernel_gemm") return distdl::bench::comparison{"plain_cblas", 1 / 0.95};
+        return distdl::bench::comparison{};
+    };
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare);
 }
