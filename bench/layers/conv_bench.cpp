@@ -284,9 +284,18 @@ BENCHMARK(conv_local)
 BENCHMARK(feature_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 BENCHMARK(channel_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 BENCHMARK(general_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(feature_kernels_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(channel_kernels_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(general_kernels_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+BENCHMARK(feature_kernels_2x2)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->ComputeStatistics("min", fastest);
+BENCHMARK(channel_kernels_2x2)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->ComputeStatistics("min", fastest);
+BENCHMARK(general_kernels_2x2)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->ComputeStatistics("min", fastest);
 
 int main(int argc, char** argv) {
     const char* about =

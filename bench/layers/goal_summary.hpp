@@ -1,10 +1,11 @@
 #pragma once
 // The overhead goals of the layer benchmarks (conv_bench, pool_bench, linear_bench): each
-// layer's CPU time over its baseline's, measured in the same run. The machines these run on are shared
-// and noisy (15-40% between runs of the same code), so by default every benchmark runs several
-// repetitions in random interleaving (a slow spell hits layers and baselines alike), and the
-// ratio is given two ways: from each benchmark's fastest repetition (interference only ever
-// adds time, so the minimum is the estimate of the code's own cost) and from the medians.
+// layer's CPU time over its baseline's, measured in the same run. The machines these run on
+// are shared and noisy (15-40% between runs of the same code), so by default every benchmark
+// runs several repetitions in random interleaving (a slow spell hits layers and baselines
+// alike), and the ratio is given two ways: from each benchmark's fastest repetition
+// (interference only ever adds time, so the minimum is the estimate of the code's own cost) and
+// from the medians.
 //
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
 //   register: ->ComputeStatistics("min", fastest)
