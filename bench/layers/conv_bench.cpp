@@ -6,7 +6,7 @@
 //   conv_serial/1       the same with oneDNN forced (for comparison)
 //   feature_conv_2x2    FeatureConv2d, P_x 1x1x2x2
 //   channel_conv_2x2    ChannelConv2d, P_x 1x2x1x1, P_y 1x2x1x1, P_w 2x2x1x1
-//   general_conv_2x2    GeneralConv2d, P_x 1x2x2x1, P_y 1x1x2x1, P_w 1x2x2x1
+//   general_conv_2x2    GeneralConv2d, P_x 1x2x2x1, P_y 1x1x2x1 (workers 0, 1), P_w 1x2x2x1
 //   <layer>_kernels_2x2 that layer's local kernels alone on its 4 workers, no data movement (the
 //                       floor of its decomposition: the closing table splits each layer's
 //                       overhead into the kernels' and the data movement's)
@@ -249,7 +249,9 @@ void channel_conv_2x2(benchmark::State& state) {
 void general_conv_2x2(benchmark::State& state) {
     run_distributed(state, [](const std::shared_ptr<distdl::communicator>& world) {
         const auto P_x = grid(world, {0, 1, 2, 3}, {1, 2, 2, 1});
-        const auto P_y = grid(world, {0, 2}, {1, 1, 2, 1});
+        // P_y on the workers of input-channel index 0 (P_w ranks are ci * 2 + h), so that each
+        // sum along P_ci ends on one of its two terms (in place).
+        const auto P_y = grid(world, {0, 1}, {1, 1, 2, 1});
         const auto P_w = grid(world, {0, 1, 2, 3}, {1, 2, 2, 1});
         worker_setup w;
         w.layer = std::make_unique<distdl::general_conv<float>>(2, P_x, P_y, P_w, channels, channels, layer_options);
