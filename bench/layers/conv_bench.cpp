@@ -262,13 +262,8 @@ void general_conv_2x2(benchmark::State& state) {
 
 }  // namespace
 
-using distdl::bench::fastest;
-BENCHMARK(conv_serial)
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->MeasureProcessCPUTime()
-    ->ComputeStatistics("min", fastest);
+using distdl::bench::measured;
+BENCHMARK(conv_serial)->Arg(0)->Arg(1)->Apply(measured);
 // C_in, C_out, H, W, pad_h, pad_w, engine: the whole problem, then one worker's of feature,
 // channel, general; engine 0 is automatic, told the input shape (on AVX-512 the direct engine for
 // all four), 1 oneDNN, 2 direct (for comparison).
@@ -280,24 +275,13 @@ BENCHMARK(conv_local)
     ->Args({16, 16, 130, 130, 0, 0, 1})
     ->Args({8, 8, 256, 256, 1, 1, 1})
     ->Args({8, 16, 130, 256, 0, 1, 1})
-    ->Unit(benchmark::kMillisecond)
-    ->MeasureProcessCPUTime()
-    ->ComputeStatistics("min", fastest);
-BENCHMARK(feature_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(channel_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(general_conv_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(feature_kernels_2x2)
-    ->Unit(benchmark::kMillisecond)
-    ->MeasureProcessCPUTime()
-    ->ComputeStatistics("min", fastest);
-BENCHMARK(channel_kernels_2x2)
-    ->Unit(benchmark::kMillisecond)
-    ->MeasureProcessCPUTime()
-    ->ComputeStatistics("min", fastest);
-BENCHMARK(general_kernels_2x2)
-    ->Unit(benchmark::kMillisecond)
-    ->MeasureProcessCPUTime()
-    ->ComputeStatistics("min", fastest);
+    ->Apply(measured);
+BENCHMARK(feature_conv_2x2)->Apply(measured);
+BENCHMARK(channel_conv_2x2)->Apply(measured);
+BENCHMARK(general_conv_2x2)->Apply(measured);
+BENCHMARK(feature_kernels_2x2)->Apply(measured);
+BENCHMARK(channel_kernels_2x2)->Apply(measured);
+BENCHMARK(general_kernels_2x2)->Apply(measured);
 
 int main(int argc, char** argv) {
     const char* about =

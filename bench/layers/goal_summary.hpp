@@ -8,7 +8,7 @@
 // from the medians.
 //
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
-//   register: ->ComputeStatistics("min", fastest)
+//   register: BENCHMARK(f)->Apply(measured)
 //   main: return run_layer_benchmarks(argc, argv, about, compare, floor_of);
 // compare gives each layer its baseline and goal; floor_of (optional) names each layer's local
 // kernels alone on its workers without data movement, and a second table then splits the
@@ -35,6 +35,13 @@ void measure_steps(benchmark::State& state, Step&& step) {
 }
 
 inline double fastest(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); }
+
+// How every layer benchmark is registered, BENCHMARK(f)->Apply(measured): CPU time of the whole
+// process (summed over the simulated workers), in milliseconds, with the "min" statistic the
+// closing table reads.
+inline void measured(benchmark::internal::Benchmark* b) {
+    b->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+}
 
 // argv with 5 repetitions of at least 0.5 s each, randomly interleaved, shown as aggregates.
 inline std::vector<char*> with_repeated_runs(int argc, char** argv) {

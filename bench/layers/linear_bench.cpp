@@ -136,19 +136,13 @@ void plain_cblas(benchmark::State& state) {
 
 }  // namespace
 
-using distdl::bench::fastest;
-BENCHMARK(linear_serial)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(linear_sim_2x2)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(linear_sim_2x2_small)
-    ->Unit(benchmark::kMicrosecond)
-    ->MeasureProcessCPUTime()
-    ->ComputeStatistics("min", fastest);
-BENCHMARK(linear_sim_2x2_disjoint_small)
-    ->Unit(benchmark::kMicrosecond)
-    ->MeasureProcessCPUTime()
-    ->ComputeStatistics("min", fastest);
-BENCHMARK(kernel_gemm)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
-BENCHMARK(plain_cblas)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
+using distdl::bench::measured;
+BENCHMARK(linear_serial)->Apply(measured);
+BENCHMARK(linear_sim_2x2)->Apply(measured);
+BENCHMARK(linear_sim_2x2_small)->Apply(measured)->Unit(benchmark::kMicrosecond);
+BENCHMARK(linear_sim_2x2_disjoint_small)->Apply(measured)->Unit(benchmark::kMicrosecond);
+BENCHMARK(kernel_gemm)->Apply(measured);
+BENCHMARK(plain_cblas)->Apply(measured);
 
 int main(int argc, char** argv) {
     // Both sides of every comparison single-threaded, as each worker is.

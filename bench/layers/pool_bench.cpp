@@ -199,11 +199,7 @@ void pool_sim_2x2(benchmark::State& state) {
 
 }  // namespace
 
-#define DISTDL_POOL_BENCH(fn, K, G)                                                      \
-    BENCHMARK_TEMPLATE(fn, K, G)                                                         \
-        ->Unit(benchmark::kMillisecond)                                                  \
-        ->MeasureProcessCPUTime()                                                        \
-        ->ComputeStatistics("min", distdl::bench::fastest);
+#define DISTDL_POOL_BENCH(fn, K, G) BENCHMARK_TEMPLATE(fn, K, G)->Apply(distdl::bench::measured);
 DISTDL_POOL_BENCH(pool_serial, kind::max, geometry::k2_s2)
 DISTDL_POOL_BENCH(pool_sim_2x2, kind::max, geometry::k2_s2)
 DISTDL_POOL_BENCH(pool_serial, kind::avg, geometry::k2_s2)
