@@ -63,33 +63,43 @@ tensor<float> filled(const shape_t& shape, std::size_t salt) {
     return t;
 }
 
-// The serial step with the kernels the layers use (max: the adjoint routes dy to the maxima
-// the forward saved).
+// One serial step, forward + adjoint, with the kernels the layers use, on an input of `shape`
+// (max: the adjoint routes dy to the maxima the forward saved, as the layer does). salt: of x;
+// dy's is salt + 1.
 template <kind K, geometry G>
-void pool_serial(benchmark::State& state) {
-    const auto g = kernel_geometry_of(G);
-    const tensor<float> x = filled(x_shape, 1);
-    tensor<float> y, dx;
-    if constexpr (K == kind::max) {
-        const distdl::kernels::max_pool<float> pool(g);
-        const tensor<float> dy = filled(pool.output_shape(x_shape), 2);
-        distdl::kernels::pool_argmax argmax;  // the maxima saved by the forward, as the layer does
-        measure_steps(state, [&] {
+struct serial_step {
+    using kernel =
+        std::conditional_t<K == kind::max, distdl::kernels::max_pool<float>, distdl::kernels::avg_pool<float>>;
+
+    serial_step(const shape_t& shape, std::size_t salt)
+        : x_shape(shape), x(filled(shape, salt)), dy(filled(pool.output_shape(shape), salt + 1)) {}
+
+    void run() {
+        if constexpr (K == kind::max) {
             pool.forward(x, y, argmax);
             pool.backward(argmax, dy, x_shape, dx);
-            benchmark::DoNotOptimize(y.data());
-            benchmark::DoNotOptimize(dx.data());
-        });
-    } else {
-        const distdl::kernels::avg_pool<float> pool(g);
-        const tensor<float> dy = filled(pool.output_shape(x_shape), 2);
-        measure_steps(state, [&] {
+        } else {
             pool.forward(x, y);
             pool.backward(dy, x_shape, dx);
-            benchmark::DoNotOptimize(y.data());
-            benchmark::DoNotOptimize(dx.data());
-        });
+        }
+        benchmark::DoNotOptimize(y.data());
+        benchmark::DoNotOptimize(dx.data());
     }
+
+    kernel pool{kernel_geometry_of(G)};  // first: dy's shape comes from it
+    shape_t x_shape;
+    tensor<float> x, dy, y, dx;
+    distdl::kernels::pool_argmax argmax;
+};
+
+// Each worker's piece of x on P_x 1x1x2x2.
+const shape_t quarter{8, 16, 128, 128};
+
+// The serial step on the whole tensor: the baseline.
+template <kind K, geometry G>
+void pool_serial(benchmark::State& state) {
+    serial_step<K, G> step(x_shape, 1);
+    measure_steps(state, [&] { step.run(); });
 }
 
 // The serial step on the four [8,16,128,128] quarters in turn, each padded as a whole tensor
@@ -97,63 +107,22 @@ void pool_serial(benchmark::State& state) {
 // distribution, so pool_sim_2x2 / pool_quarters is the price of the data movement.
 template <kind K, geometry G>
 void pool_quarters(benchmark::State& state) {
-    const auto g = kernel_geometry_of(G);
-    const shape_t quarter{8, 16, 128, 128};
-    std::vector<tensor<float>> x, y(4), dy, dx(4);
-    for (std::size_t i = 0; i < 4; ++i) x.push_back(filled(quarter, 1 + i));
-    if constexpr (K == kind::max) {
-        const distdl::kernels::max_pool<float> pool(g);
-        std::vector<distdl::kernels::pool_argmax> argmax(4);
-        for (std::size_t i = 0; i < 4; ++i) dy.push_back(filled(pool.output_shape(quarter), 2 + i));
-        measure_steps(state, [&] {
-            for (std::size_t i = 0; i < 4; ++i) {
-                pool.forward(x[i], y[i], argmax[i]);
-                pool.backward(argmax[i], dy[i], quarter, dx[i]);
-                benchmark::DoNotOptimize(dx[i].data());
-            }
-        });
-    } else {
-        const distdl::kernels::avg_pool<float> pool(g);
-        for (std::size_t i = 0; i < 4; ++i) dy.push_back(filled(pool.output_shape(quarter), 2 + i));
-        measure_steps(state, [&] {
-            for (std::size_t i = 0; i < 4; ++i) {
-                pool.forward(x[i], y[i]);
-                pool.backward(dy[i], quarter, dx[i]);
-                benchmark::DoNotOptimize(dx[i].data());
-            }
-        });
-    }
+    std::vector<serial_step<K, G>> steps;
+    for (std::size_t i = 0; i < 4; ++i) steps.emplace_back(quarter, 1 + i);
+    measure_steps(state, [&] {
+        for (auto& step : steps) step.run();
+    });
 }
 
-// The kernels of pool_quarters on 4 simulated workers at once, one quarter each, with no data
+// The steps of pool_quarters on 4 simulated workers at once, one quarter each, with no data
 // movement: the floor of the layer's decomposition on this machine (four workers on two cores
 // share the memory bandwidth, which a memory-bound kernel feels). pool_sim_2x2 / pool_kernels_2x2
 // is the price of the halo, pool_kernels_2x2 / pool_serial that of the split and the machine.
 template <kind K, geometry G>
 void pool_kernels_2x2(benchmark::State& state) {
-    using kernel =
-        std::conditional_t<K == kind::max, distdl::kernels::max_pool<float>, distdl::kernels::avg_pool<float>>;
     distdl::bench::run_stepped_world(state, 4, [](const std::shared_ptr<distdl::communicator>& world) {
-        const shape_t quarter{8, 16, 128, 128};
-        struct worker {
-            kernel pool{kernel_geometry_of(G)};
-            tensor<float> x, y, dy, dx;
-            distdl::kernels::pool_argmax argmax;
-        };
-        auto self = std::make_shared<worker>();
-        self->x = filled(quarter, 1 + std::size_t(world->rank()));
-        self->dy = filled(self->pool.output_shape(quarter), 2 + std::size_t(world->rank()));
-        return [self, quarter] {
-            auto& w = *self;
-            if constexpr (K == kind::max) {
-                w.pool.forward(w.x, w.y, w.argmax);
-                w.pool.backward(w.argmax, w.dy, quarter, w.dx);
-            } else {
-                w.pool.forward(w.x, w.y);
-                w.pool.backward(w.dy, quarter, w.dx);
-            }
-            benchmark::DoNotOptimize(w.dx.data());
-        };
+        auto step = std::make_shared<serial_step<K, G>>(quarter, 1 + std::size_t(world->rank()));
+        return [step] { step->run(); };
     });
 }
 
@@ -174,8 +143,7 @@ void pool_sim_2x2(benchmark::State& state) {
             self->layer = std::make_unique<distdl::distributed_max_pool<float>>(P_x, shaped(options_of(G)));
         else
             self->layer = std::make_unique<distdl::distributed_avg_pool<float>>(P_x, shaped(options_of(G)));
-        const shape_t piece{8, 16, 128, 128};
-        self->x = filled(piece, std::size_t(world->rank()));
+        self->x = filled(quarter, std::size_t(world->rank()));
         std::uint64_t& my_halo = halo[static_cast<std::size_t>(world->rank())];
         return [self, world, &my_halo] {
             const auto halo_bytes = [&] {
