@@ -39,6 +39,9 @@ using distdl::tensor;
 const shape_t x_shape{2, 3, 16, 16};
 const shape_t grid{1, 1, 2, 2};
 constexpr double tolerance = 1e-12;
+// The serial model's geometry (the layers get the same as their options below).
+const distdl::ref::conv_geometry conv_geometry{.padding = {1}};
+const distdl::ref::pool_geometry pool_geometry{.kernel_size = {2}};
 
 // Deterministic values without ties (max pooling's choice is then unambiguous).
 tensor<double> filled(const shape_t& shape, double salt) {
@@ -72,12 +75,11 @@ struct serial_result {
 };
 
 serial_result serial(const tensor<double>& x, const tensor<double>& dy, const distdl::conv_parameters<double>& p) {
-    const distdl::ref::conv_geometry conv{.padding = {1}};
-    const distdl::ref::pool_geometry pool{.kernel_size = {2}};
-    const tensor<double> a = distdl::ref::conv_forward(x, p.weight, &p.bias, conv);
-    const tensor<double> da = distdl::ref::max_pool_adjoint(a, dy, pool);
-    return {distdl::ref::max_pool(a, pool), distdl::ref::conv_adjoint_input(da, p.weight, x_shape, conv),
-            distdl::ref::conv_adjoint_weight(x, da, distdl::shape_of(p.weight), conv),
+    const tensor<double> a = distdl::ref::conv_forward(x, p.weight, &p.bias, conv_geometry);
+    const tensor<double> da = distdl::ref::max_pool_adjoint(a, dy, pool_geometry);
+    return {distdl::ref::max_pool(a, pool_geometry),
+            distdl::ref::conv_adjoint_input(da, p.weight, x_shape, conv_geometry),
+            distdl::ref::conv_adjoint_weight(x, da, distdl::shape_of(p.weight), conv_geometry),
             distdl::ref::conv_adjoint_bias(da)};
 }
 
@@ -132,7 +134,7 @@ int main(int argc, char** argv) {
     const auto spec = distdl::normalize_conv_options("Conv2d", 2, 3, 4, conv_options);
     const tensor<double> x = filled(x_shape, 0.5);
     const shape_t y_shape = distdl::ref::pool_output_shape(
-        distdl::ref::conv_output_shape(x_shape, spec.weight_shape(), {.padding = {1}}), {.kernel_size = {2}});
+        distdl::ref::conv_output_shape(x_shape, spec.weight_shape(), conv_geometry), pool_geometry);
     const tensor<double> dy = filled(y_shape, 2.0);
     const serial_result expected = serial(x, dy, distdl::conv_initial_parameters<double>(spec));
 
