@@ -43,6 +43,21 @@ plane_problem lift_to_plane(const conv_geometry& g, const shape_t& x_shape) {
 
 idx round_up(idx v, idx to) { return (v + to - 1) / to * to; }
 
+// Output rows per band of an image: each pass works band by band, so that the rows one band
+// copies, reads and writes (`bytes_per_row` per output row, about 1 MB per band) are still in L2
+// for its passes, instead of going out to the shared L3 as a whole image does. Measured on
+// conv_bench (two cores, 2 MB L2 each): four workers each on a quarter of the batch of 16 -> 16
+// on 256 x 256 cost 1.15x the serial kernel unbanded, 1.00x banded (batch_kernels_2x2); 256 KB
+// and 512 KB bands did no better. A multiple of 8, the weights pass's row block, so its sums add
+// in the same order as without bands.
+idx band_rows(idx bytes_per_row) {
+    constexpr idx budget = 1024 * 1024;
+    return std::max<idx>(8, budget / std::max<idx>(bytes_per_row, 1) / 8 * 8);
+}
+
+// The rows of x (unpadded) that output rows 0 … i1 − 1 read, at stride 1.
+idx x_rows_read(const plane_problem& c, idx i1) { return std::clamp(i1 + c.k_h - 1 - c.p_h, idx(0), c.L_h); }
+
 // Packs w (C_out × C_in × k_h × k_w) as the forward kernel reads it: [outs / 8 rounded up][ins]
 // [k_h][k_w][8], the 8 output channels of a tile side by side. `flipped_transposed`: for the
 // backward-data pass, whose outputs are the C_in input channels and whose taps are reversed.
@@ -147,13 +162,14 @@ using row_kernel = void (*)(const image_pass&, idx, idx);
 constexpr row_kernel row_kernels[8] = {forward_row<1>, forward_row<2>, forward_row<3>, forward_row<4>,
                                        forward_row<5>, forward_row<6>, forward_row<7>, forward_row<8>};
 
-// Row by row (the rows one output row reads stay in L1 for every block of output channels).
-// A redirected row is computed into the scratch row, then split between out and the target.
-void forward_image(const image_pass& p) {
+// Output rows i0 … i1 − 1, row by row (the rows one output row reads stay in L1 for every block
+// of output channels). A redirected row is computed into the scratch row, then split between out
+// and the target.
+void forward_rows(const image_pass& p, idx i0, idx i1) {
     const auto* r = p.redirect;
     image_pass into_scratch = p;
     into_scratch.out = p.scratch, into_scratch.out_plane = p.m_w, into_scratch.out_stride = 0;
-    for (idx i = 0; i < p.m_h; ++i) {
+    for (idx i = i0; i < i1; ++i) {
         const bool redirected = r != nullptr && i >= r->row0 && i < r->row0 + r->rows;
         const image_pass& q = redirected ? into_scratch : p;
         for (idx oc0 = 0; oc0 < p.C_out; oc0 += 8) row_kernels[std::min<idx>(8, p.C_out - oc0) - 1](q, i, oc0);
@@ -218,13 +234,13 @@ using tile_kernel = void (*)(const weights_pass&, idx, idx, idx, idx, idx, idx);
 constexpr tile_kernel tile_kernels[4][3] = {DISTDL_TILES(1), DISTDL_TILES(2), DISTDL_TILES(3), DISTDL_TILES(4)};
 #undef DISTDL_TILES
 
-// Tiles of 4 output channels (their dy vectors held in registers: 12 sums + 4 dy + 1 x) over
-// blocks of 8 rows (measured on conv_bench's slices: 8 channels in one tile holds 24 sums but
-// reads dy from memory at every multiply-add, and ran 10-20% slower).
-void weights_image(const weights_pass& a) {
+// Output rows r0 … r1 − 1 in tiles of 4 output channels (their dy vectors held in registers: 12
+// sums + 4 dy + 1 x) over blocks of 8 rows (measured on conv_bench's slices: 8 channels in one
+// tile holds 24 sums but reads dy from memory at every multiply-add, and ran 10-20% slower).
+void weights_rows(const weights_pass& a, idx r0, idx r1) {
     constexpr idx channels = 4, block = 8;
-    for (idx i0 = 0; i0 < a.m_h; i0 += block) {
-        const idx i1 = std::min(a.m_h, i0 + block);
+    for (idx i0 = r0; i0 < r1; i0 += block) {
+        const idx i1 = std::min(r1, i0 + block);
         for (idx oc0 = 0; oc0 < a.C_out; oc0 += channels)
             for (idx c = 0; c < a.C_in; ++c)
                 for (idx ky = 0; ky < a.k_h; ++ky)
@@ -234,16 +250,16 @@ void weights_image(const weights_pass& a) {
     }
 }
 
-// Copies one image of dy (C × rows × width) into planes of `plane` floats of rows of `stride`
-// floats (64-byte aligned), adding each channel's values into its 16 lanes of `sums` when not
-// null (the bias gradient, read on the way).
-DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx width, idx stride, idx plane, float* copy,
-                             float* sums) {
+// Copies rows r0 … r1 − 1 of one image of dy (C × rows × width) into planes of `plane` floats of
+// rows of `stride` floats (64-byte aligned), adding each channel's values into its 16 lanes of
+// `sums` when not null (the bias gradient, read on the way).
+DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx r0, idx r1, idx width, idx stride, idx plane,
+                             float* copy, float* sums) {
     const idx full = width / 16 * 16;
     const __mmask16 tail = first_lanes(width - full);
     for (idx c = 0; c < C; ++c) {
         __m512 s[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-        for (idx r = 0; r < rows; ++r) {
+        for (idx r = r0; r < r1; ++r) {
             const float* from = dy + (c * rows + r) * width;
             float* to = copy + c * plane + r * stride;
             idx j = 0;
@@ -275,9 +291,9 @@ DISTDL_AVX512 void copy_rows(const float* dy, idx C, idx rows, idx width, idx st
 #else  // no x86-64: supports() is false, nothing below runs
 
 [[noreturn]] void unsupported() { throw std::logic_error("direct_convolution: no kernels for this CPU"); }
-void forward_image(const image_pass&) { unsupported(); }
-void weights_image(const weights_pass&) { unsupported(); }
-void copy_rows(const float*, idx, idx, idx, idx, idx, float*, float*) { unsupported(); }
+void forward_rows(const image_pass&, idx, idx) { unsupported(); }
+void weights_rows(const weights_pass&, idx, idx) { unsupported(); }
+void copy_rows(const float*, idx, idx, idx, idx, idx, idx, idx, float*, float*) { unsupported(); }
 
 #endif
 
@@ -356,11 +372,11 @@ void direct_convolution::aligned_floats::resize(std::size_t n) {
     start_ = storage_.data() + (((64 - address % 64) % 64) / sizeof(float));
 }
 
-void direct_convolution::padded_image::fill(idx n, const float* image) {
+void direct_convolution::padded_image::fill(idx n, const float* image, idx r0, idx r1) {
     if (width == 0) return;
     float* slot = slot_data(n);
     for (idx c = 0; c < channels; ++c)
-        for (idx r = 0; r < height; ++r)
+        for (idx r = r0; r < r1; ++r)
             std::memcpy(slot + c * plane() + (r + pad_h) * stride + lead, image + (c * height + r) * width,
                         std::size_t(width) * sizeof(float));
 }
@@ -376,12 +392,18 @@ void direct_convolution::forward(const shape_t& x_shape, const float* x, const f
     p.out_plane = c.m_h * c.m_w, p.out_stride = c.m_w;
     x_held_ = false;
     if (pads_) p.in_stride = prepare_padded_x(x_pad_, c), p.in_plane = x_pad_.plane();
+    const idx band = band_rows((c.C_in * p.in_stride + c.C_out * c.m_w) * idx(sizeof(float)));
     for (idx n = 0; n < c.N; ++n) {
         const float* image = x + n * c.C_in * c.L_h * c.L_w;
-        if (pads_) x_pad_.fill(n, image);
         p.in = pads_ ? x_pad_.slot_data(n) : image;
         p.out = y + n * c.C_out * c.m_h * c.m_w;
-        forward_image(p);
+        idx filled = 0;  // rows of x in the padded copy
+        for (idx i0 = 0; i0 < c.m_h; i0 += band) {
+            const idx i1 = std::min(c.m_h, i0 + band);
+            if (pads_) x_pad_.fill(n, image, filled, x_rows_read(c, i1)), filled = x_rows_read(c, i1);
+            forward_rows(p, i0, i1);
+        }
+        if (pads_) x_pad_.fill(n, image, filled, c.L_h);  // the whole image, for the backward
     }
     if (pads_) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
 }
@@ -452,19 +474,27 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
                          c.C_out, c.m_h,    c.m_w,     c.k_h,   c.k_w,           partial_sums_.data()};
     }
 
+    const idx band = band_rows((c.C_out * l.stride + c.C_in * (c.L_w + a.in_stride)) * idx(sizeof(float)));
     for (idx n = 0; n < c.N; ++n) {
-        copy_rows(dy + n * c.C_out * c.m_h * c.m_w, c.C_out, c.m_h, c.m_w, l.stride, dy_pad_.plane(),
-                  dy_pad_.data.data() + l.pad_h * l.stride + l.lead, bias_sums);
-        if (data_pass) {
-            p.out = dx + n * c.C_in * c.L_h * c.L_w;
-            if (p.redirect) p.redirect_target = redirect->target + n * redirect->image;
-            forward_image(p);
+        const float* image = x ? x + n * c.C_in * c.L_h * c.L_w : nullptr;
+        if (data_pass) p.out = dx + n * c.C_in * c.L_h * c.L_w;
+        if (p.redirect) p.redirect_target = redirect->target + n * redirect->image;
+        a.in = pads_ ? x_pad_.slot_data(n) : image;
+        const bool weights_here = weights && c.C_in > 0;
+        idx dx_done = 0, filled = 0;  // rows of dx computed, rows of x in the padded copy
+        for (idx i0 = 0; i0 < c.m_h; i0 += band) {
+            const idx i1 = std::min(c.m_h, i0 + band);
+            copy_rows(dy + n * c.C_out * c.m_h * c.m_w, c.C_out, c.m_h, i0, i1, c.m_w, l.stride, dy_pad_.plane(),
+                      dy_pad_.data.data() + l.pad_h * l.stride + l.lead, bias_sums);
+            // dx row r reads dy rows up to r + p_h (the rows of dy below are not copied yet).
+            const idx dx_end = i1 == c.m_h ? c.L_h : std::clamp(i1 - c.p_h, dx_done, c.L_h);
+            if (data_pass) forward_rows(p, dx_done, dx_end);
+            dx_done = dx_end;
+            if (refill_x && weights_here) x_pad_.fill(n, image, filled, x_rows_read(c, i1)), filled = x_rows_read(c, i1);
+            if (weights_here) weights_rows(a, i0, i1);
         }
-        if (weights && c.C_in > 0) {
-            if (refill_x) x_pad_.fill(n, x + n * c.C_in * c.L_h * c.L_w);
-            a.in = pads_ ? x_pad_.slot_data(n) : x + n * c.C_in * c.L_h * c.L_w;
-            weights_image(a);
-        }
+        if (data_pass) forward_rows(p, dx_done, c.L_h);  // no rows of dy: dx is zero
+        if (refill_x && weights_here) x_pad_.fill(n, image, filled, c.L_h);
     }
     if (refill_x) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
     if (!weights) return;

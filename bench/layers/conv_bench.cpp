@@ -10,6 +10,8 @@
 //   <layer>_kernels_2x2 that layer's local kernels alone on its 4 workers, no data movement (the
 //                       floor of its decomposition: the closing table splits each layer's
 //                       overhead into the kernels' and the data movement's)
+//   batch_kernels_2x2   the serial kernel on a quarter of the batch on each of the 4 workers (the
+//                       machine's own price for running kernels two cores at a time)
 // The layers get input_shape (planned at construction). Counters: messages per step summed over
 // the workers, page faults per step (process). conv_local: the kernel alone on one worker's problem.
 // All figures are CPU time of the whole process (MeasureProcessCPUTime), i.e. summed over the
@@ -207,6 +209,11 @@ void channel_kernels_2x2(benchmark::State& state) {
     // P_w 2x2x1x1, r = (co, ci): 8 -> 8 channels on the whole image, padded by the kernel.
     kernels_alone(state, [](int r) { return local_problem{8, 8, {batch, 8, height, width}, 1, 1, r % 2 == 0}; });
 }
+void batch_kernels_2x2(benchmark::State& state) {
+    // The serial problem split over the batch, 2 images per worker: what running the serial
+    // kernel on two cores at once costs this machine, with no split of channels or images.
+    kernels_alone(state, [](int) { return local_problem{16, 16, {batch / 4, 16, height, width}, 1, 1, true}; });
+}
 void general_kernels_2x2(benchmark::State& state) {
     // P_w 1x2x2x1, r = (ci, h): 8 -> 16 channels on a 128-row output block, window padded inside.
     kernels_alone(state, [](int r) { return local_problem{8, 16, {batch, 8, 130, width + 2}, 0, 0, r / 2 == 0}; });
@@ -282,6 +289,7 @@ BENCHMARK(general_conv_2x2)->Apply(measured);
 BENCHMARK(feature_kernels_2x2)->Apply(measured);
 BENCHMARK(channel_kernels_2x2)->Apply(measured);
 BENCHMARK(general_kernels_2x2)->Apply(measured);
+BENCHMARK(batch_kernels_2x2)->Apply(measured);
 
 int main(int argc, char** argv) {
     const char* about =
@@ -289,7 +297,8 @@ int main(int argc, char** argv) {
         "serial convolution kernel on the whole problem (x 8x16x256x256 float32, 16 -> 16, 3x3,\n"
         "padding 1, forward + adjoint); conv_local: the kernel alone on each layer's per-worker\n"
         "problem; <layer>_kernels_2x2: the layer's local kernels alone on its 4 workers, without data\n"
-        "movement. CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.";
+        "movement; batch_kernels_2x2: the serial kernel on a quarter of the batch on each worker.\n"
+        "CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.";
     const auto compare = [](const std::string& name) {
         const std::string layer = "_conv_2x2";  // feature_conv_2x2, channel_conv_2x2, general_conv_2x2
         const bool is_layer =

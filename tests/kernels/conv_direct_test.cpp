@@ -159,6 +159,13 @@ TEST(kernel_conv_direct, chosen_shapes_match_reference) {
     check_against_reference(geometry(8, 8, {3, 3}, {0, 0}, true), {1, 8, 5, 66}, gen);
     check_against_reference(geometry(3, 5, {3, 2}, {0, 0}, false), {2, 3, 4, 18}, gen);
     check_against_reference(geometry(4, 4, {3}, {0}, true), {2, 4, 37}, gen);
+    // Rows so long that each pass works in bands of 8 output rows (about 1 MB per band): a band's
+    // rows of x, of dy and of dx must each be there when the band needs them, with padding 0,
+    // within the kernel, beyond half the kernel and beyond the kernel (dx rows cropped).
+    check_against_reference(geometry(2, 3, {3, 3}, {1, 1}, true), {2, 2, 29, 8200}, gen);
+    check_against_reference(geometry(3, 2, {3, 2}, {2, 1}, false), {1, 3, 21, 8200}, gen);
+    check_against_reference(geometry(2, 3, {4, 3}, {0, 0}, true), {1, 2, 27, 8200}, gen);
+    check_against_reference(geometry(2, 2, {2, 3}, {3, 1}, true), {1, 2, 17, 8200}, gen);
 }
 
 // backward_last: the bits of backward(x, ...) after the forward of x, from the engine's own
@@ -171,27 +178,33 @@ TEST(kernel_conv_direct, backward_last_uses_the_kept_input) {
                                    .bias = true};
     kernels::convolution<float> kept(g, kernels::conv_engine::direct), given(g, kernels::conv_engine::direct);
     ASSERT_TRUE(kept.retains_input());
-    auto x = test::random_tensor<float>({2, 5, 7, 20}, gen);
     const auto w = test::random_tensor<float>(kept.weight_shape(), gen);
     const auto b = test::random_tensor<float>({6}, gen);
-    const auto dy = test::random_tensor<float>(kept.output_shape(shape_of(x)), gen);
-    tensor<float> y1, y2, dx1, dx2, dw1 = xt::zeros<float>(kept.weight_shape()), dw2 = dw1;
-    tensor<float> db1 = xt::zeros<float>(shape_t{6}), db2 = db1;
-    given.forward(x, w, &b, y2);
-    given.backward(x, dy, w, dx2, dw2, &db2);
-    kept.forward(x, w, &b, y1);
-    x.fill(7.0f);  // the caller's x changes: the kept copy serves
-    kept.backward_last(dy, w, dx1, dw1, &db1);
-    EXPECT_EQ(y1, y2);
-    EXPECT_EQ(dx1, dx2);
-    EXPECT_EQ(dw1, dw2);
-    EXPECT_EQ(db1, db2);
+    // The second shape's passes run in bands of rows: the kept copy must still be whole.
+    for (const shape_t& x_shape : {shape_t{2, 5, 7, 20}, shape_t{1, 5, 20, 8200}}) {
+        SCOPED_TRACE(format_list(x_shape));
+        auto x = test::random_tensor<float>(x_shape, gen);
+        const auto dy = test::random_tensor<float>(kept.output_shape(x_shape), gen);
+        tensor<float> y1, y2, dx1, dx2, dw1 = xt::zeros<float>(kept.weight_shape()), dw2 = dw1;
+        tensor<float> db1 = xt::zeros<float>(shape_t{6}), db2 = db1;
+        given.forward(x, w, &b, y2);
+        given.backward(x, dy, w, dx2, dw2, &db2);
+        kept.forward(x, w, &b, y1);
+        x.fill(7.0f);  // the caller's x changes: the kept copy serves
+        kept.backward_last(dy, w, dx1, dw1, &db1);
+        EXPECT_EQ(y1, y2);
+        EXPECT_EQ(dx1, dx2);
+        EXPECT_EQ(dw1, dw2);
+        EXPECT_EQ(db1, db2);
+    }
 
     const kernels::conv_geometry unpadded{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
     kernels::convolution<float> in_place(unpadded, kernels::conv_engine::direct);
     EXPECT_FALSE(in_place.retains_input());
-    in_place.forward(x, w, &b, y1);
-    EXPECT_THROW(in_place.backward_last(dy, w, dx1, dw1, &db1), distdl::invalid_argument);
+    const auto x = test::random_tensor<float>({2, 5, 7, 20}, gen);
+    tensor<float> y, dx, dw = xt::zeros<float>(kept.weight_shape()), db = xt::zeros<float>(shape_t{6});
+    in_place.forward(x, w, &b, y);
+    EXPECT_THROW(in_place.backward_last(y, w, dx, dw, &db), distdl::invalid_argument);
     kernels::convolution<double> im2col(g);
     EXPECT_FALSE(im2col.retains_input());
 }
@@ -232,20 +245,23 @@ TEST(kernel_conv_direct, combined_backward_equals_the_separate_passes) {
     const kernels::conv_geometry g{.in_channels = 8, .out_channels = 8, .kernel_size = {3, 3}, .padding = {1},
                                    .bias = true};
     kernels::convolution<float> together(g, kernels::conv_engine::direct), apart(g, kernels::conv_engine::direct);
-    const auto x = test::random_tensor<float>({2, 8, 9, 21}, gen);
     const auto w = test::random_tensor<float>(together.weight_shape(), gen);
     const auto b = test::random_tensor<float>({8}, gen);
-    const auto dy = test::random_tensor<float>(together.output_shape(shape_of(x)), gen);
-    tensor<float> y, dx1, dx2, dw1 = xt::zeros<float>(together.weight_shape()), dw2 = dw1;
-    tensor<float> db1 = xt::zeros<float>(shape_t{8}), db2 = db1;
-    together.forward(x, w, &b, y);
-    together.backward(x, dy, w, dx1, dw1, &db1);
-    expect_direct(together);
-    apart.backward_data(dy, w, shape_of(x), dx2);
-    apart.backward_weights(x, dy, dw2, &db2);
-    EXPECT_EQ(dx1, dx2);
-    EXPECT_EQ(dw1, dw2);
-    EXPECT_EQ(db1, db2);
+    for (const shape_t& x_shape : {shape_t{2, 8, 9, 21}, shape_t{1, 8, 19, 4100}}) {  // the second in bands
+        SCOPED_TRACE(format_list(x_shape));
+        const auto x = test::random_tensor<float>(x_shape, gen);
+        const auto dy = test::random_tensor<float>(together.output_shape(x_shape), gen);
+        tensor<float> y, dx1, dx2, dw1 = xt::zeros<float>(together.weight_shape()), dw2 = dw1;
+        tensor<float> db1 = xt::zeros<float>(shape_t{8}), db2 = db1;
+        together.forward(x, w, &b, y);
+        together.backward(x, dy, w, dx1, dw1, &db1);
+        expect_direct(together);
+        apart.backward_data(dy, w, x_shape, dx2);
+        apart.backward_weights(x, dy, dw2, &db2);
+        EXPECT_EQ(dx1, dx2);
+        EXPECT_EQ(dw1, dw2);
+        EXPECT_EQ(db1, db2);
+    }
 }
 
 // conv_engine::automatic takes the direct engine for narrow channel slices and, by the planned
