@@ -372,13 +372,14 @@ void direct_convolution::aligned_floats::resize(std::size_t n) {
     start_ = storage_.data() + (((64 - address % 64) % 64) / sizeof(float));
 }
 
-void direct_convolution::padded_image::fill(idx n, const float* image, idx r0, idx r1) {
-    if (width == 0) return;
+idx direct_convolution::padded_image::fill_up_to(idx n, const float* image, idx r0, idx r1) {
+    if (width == 0) return r1;
     float* slot = slot_data(n);
     for (idx c = 0; c < channels; ++c)
         for (idx r = r0; r < r1; ++r)
             std::memcpy(slot + c * plane() + (r + pad_h) * stride + lead, image + (c * height + r) * width,
                         std::size_t(width) * sizeof(float));
+    return r1;
 }
 
 bool direct_convolution::holds_input(const shape_t& x_shape, const float* x) const {
@@ -400,10 +401,10 @@ void direct_convolution::forward(const shape_t& x_shape, const float* x, const f
         idx filled = 0;  // rows of x in the padded copy
         for (idx i0 = 0; i0 < c.m_h; i0 += band) {
             const idx i1 = std::min(c.m_h, i0 + band);
-            if (pads_) x_pad_.fill(n, image, filled, x_rows_read(c, i1)), filled = x_rows_read(c, i1);
+            if (pads_) filled = x_pad_.fill_up_to(n, image, filled, x_rows_read(c, i1));
             forward_rows(p, i0, i1);
         }
-        if (pads_) x_pad_.fill(n, image, filled, c.L_h);  // the whole image, for the backward
+        if (pads_) x_pad_.fill_up_to(n, image, filled, c.L_h);  // the whole image, for the backward
     }
     if (pads_) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
 }
@@ -479,8 +480,8 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
         const float* image = x ? x + n * c.C_in * c.L_h * c.L_w : nullptr;
         if (data_pass) p.out = dx + n * c.C_in * c.L_h * c.L_w;
         if (p.redirect) p.redirect_target = redirect->target + n * redirect->image;
-        a.in = pads_ ? x_pad_.slot_data(n) : image;
         const bool weights_here = weights && c.C_in > 0;
+        if (weights_here) a.in = pads_ ? x_pad_.slot_data(n) : image;
         idx dx_done = 0, filled = 0;  // rows of dx computed, rows of x in the padded copy
         for (idx i0 = 0; i0 < c.m_h; i0 += band) {
             const idx i1 = std::min(c.m_h, i0 + band);
@@ -490,11 +491,11 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
             const idx dx_end = i1 == c.m_h ? c.L_h : std::clamp(i1 - c.p_h, dx_done, c.L_h);
             if (data_pass) forward_rows(p, dx_done, dx_end);
             dx_done = dx_end;
-            if (refill_x && weights_here) x_pad_.fill(n, image, filled, x_rows_read(c, i1)), filled = x_rows_read(c, i1);
+            if (refill_x) filled = x_pad_.fill_up_to(n, image, filled, x_rows_read(c, i1));
             if (weights_here) weights_rows(a, i0, i1);
         }
-        if (data_pass) forward_rows(p, dx_done, c.L_h);  // no rows of dy: dx is zero
-        if (refill_x && weights_here) x_pad_.fill(n, image, filled, c.L_h);
+        if (data_pass) forward_rows(p, dx_done, c.L_h);  // only without rows of dy (m_h = 0): dx is zero
+        if (refill_x) x_pad_.fill_up_to(n, image, filled, c.L_h);
     }
     if (refill_x) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
     if (!weights) return;

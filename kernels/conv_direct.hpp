@@ -96,9 +96,9 @@ class direct_convolution {
 
         void prepare(std::ptrdiff_t images, std::ptrdiff_t channels, std::ptrdiff_t rows, std::ptrdiff_t stride,
                      std::ptrdiff_t height, std::ptrdiff_t width, std::ptrdiff_t pad_h, std::ptrdiff_t lead);
-        // Rows r0 … r1 − 1 of every channel of slot n from the image (channels × height × width,
-        // row-major).
-        void fill(std::ptrdiff_t n, const float* image, std::ptrdiff_t r0, std::ptrdiff_t r1);
+        // Slot n, which holds rows 0 … r0 − 1 of the image (channels × height × width,
+        // row-major), gets rows r0 … r1 − 1 of every channel too; returns r1.
+        std::ptrdiff_t fill_up_to(std::ptrdiff_t n, const float* image, std::ptrdiff_t r0, std::ptrdiff_t r1);
         std::ptrdiff_t plane() const { return rows * stride; }
         float* slot_data(std::ptrdiff_t n) { return data.data() + n * channels * plane(); }
     };
