@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define DISTDL_DIRECT_X86 1
@@ -44,14 +46,17 @@ plane_problem lift_to_plane(const conv_geometry& g, const shape_t& x_shape) {
 idx round_up(idx v, idx to) { return (v + to - 1) / to * to; }
 
 // Output rows per band of an image: each pass works band by band, so that the rows one band
-// copies, reads and writes (`bytes_per_row` per output row, about 1 MB per band) are still in L2
-// for its passes, instead of going out to the shared L3 as a whole image does. Measured on
-// conv_bench (two cores, 2 MB L2 each): four workers each on a quarter of the batch of 16 -> 16
-// on 256 x 256 cost 1.15x the serial kernel unbanded, 1.00x banded (batch_kernels_2x2); 256 KB
-// and 512 KB bands did no better. A multiple of 8, the weights pass's row block, so its sums add
-// in the same order as without bands.
+// copies, reads and writes (`bytes_per_row` per output row, about one L2 per band) are still in
+// L2 for its passes, instead of going out to the shared L3 as a whole image does. Measured on
+// conv_bench (two cores, 1 MB L2 each): four workers each on a quarter of the batch of 16 -> 16
+// on 256 x 256 cost 1.15x the serial kernel unbanded, 1.00x in 1 MB bands (batch_kernels_2x2);
+// 512 KB bands did as well, 256 KB and 128 KB ones a little worse. A multiple of 8, the weights
+// pass's row block, so its sums add in the same order as without bands.
 idx band_rows(idx bytes_per_row) {
-    constexpr idx budget = 1024 * 1024;
+    static const idx budget = [] {
+        const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);  // 0 or -1 where the system does not say
+        return l2 > 0 ? std::clamp<idx>(l2, 256 * 1024, 4 * 1024 * 1024) : idx(1024 * 1024);
+    }();
     return std::max<idx>(8, budget / std::max<idx>(bytes_per_row, 1) / 8 * 8);
 }
 

@@ -14,9 +14,9 @@
 //                     channels × 3 kernel columns accumulate over blocks of rows of all images;
 //                     one horizontal sum per weight at the end
 //
-// Every pass works an image in bands of output rows (about 1 MB of rows per band), each band's
+// Every pass works an image in bands of output rows (about one L2 of rows per band), each band's
 // rows copied just before its passes read them, so they are read from L2 rather than from the L3
-// that the cores share (a whole 256 x 256 image of 16 channels does not fit a 2 MB L2).
+// that the cores share (a whole 256 x 256 image of 16 channels, 4 MB, does not fit a 1 MB L2).
 //
 // Copies: with padding, forward pads x into one slot per image and keeps them; the backward of
 // that very input (backward with reuse_x) reads them instead of copying x again. Without

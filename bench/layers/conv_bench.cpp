@@ -278,10 +278,10 @@ BENCHMARK(conv_local)
     ->Args({16, 16, 256, 256, 1, 1, 0})
     ->Args({16, 16, 130, 130, 0, 0, 0})
     ->Args({8, 8, 256, 256, 1, 1, 0})
-    ->Args({8, 16, 130, 256, 0, 1, 0})
+    ->Args({8, 16, 130, 258, 0, 0, 0})
     ->Args({16, 16, 130, 130, 0, 0, 1})
     ->Args({8, 8, 256, 256, 1, 1, 1})
-    ->Args({8, 16, 130, 256, 0, 1, 1})
+    ->Args({8, 16, 130, 258, 0, 0, 1})
     ->Apply(measured);
 BENCHMARK(feature_conv_2x2)->Apply(measured);
 BENCHMARK(channel_conv_2x2)->Apply(measured);
