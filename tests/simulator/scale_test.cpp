@@ -22,7 +22,7 @@ using namespace sim_test;
 namespace sim = distdl::sim;
 
 // Sanitizers slow threads down ten to fifty times: there the 4,096-rank tests run 1,024 ranks
-// and time limits are not checked (the release build checks them).
+// and time limits are either not checked or loose (the release build checks the tight ones).
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 constexpr bool sanitized = true;
 #else
@@ -64,9 +64,10 @@ TEST(sim_scale, a_deadlock_among_4096_ranks_is_reported_without_waiting_for_a_ti
     // Includes starting and joining 4,096 threads: about 0.3 s on a quiet 2-core machine (see
     // scripts/sim-scaling.sh for timings). The bound only tells an event-driven detector from one
     // that waits for a timeout; a tighter one would fail on a loaded machine (CI runs -j2).
+    // Under ThreadSanitizer, 1,024 ranks took 4.4 s with both cores busy elsewhere.
     const double seconds = seconds_since(start);
     std::printf("deadlock among %d ranks reported after %.2f s\n", n, seconds);
-    EXPECT_LT(seconds, 10.0);
+    EXPECT_LT(seconds, sanitized ? 60.0 : 10.0);
     EXPECT_EQ(deadlocked.load(), n);
     EXPECT_LT(what.size(), 600u) << what;
     const std::string last = std::to_string(n - 1), before = std::to_string(n - 2), all = std::to_string(n);
