@@ -159,9 +159,10 @@ TEST(kernel_conv_direct, chosen_shapes_match_reference) {
     check_against_reference(geometry(8, 8, {3, 3}, {0, 0}, true), {1, 8, 5, 66}, gen);
     check_against_reference(geometry(3, 5, {3, 2}, {0, 0}, false), {2, 3, 4, 18}, gen);
     check_against_reference(geometry(4, 4, {3}, {0}, true), {2, 4, 37}, gen);
-    // Rows so long that each pass works in bands of 8 output rows (about 1 MB per band): a band's
-    // rows of x, of dy and of dx must each be there when the band needs them, with padding 0,
-    // within the kernel, beyond half the kernel and beyond the kernel (dx rows cropped).
+    // Rows so long that each pass works in several bands of output rows (8 per band with an L2
+    // of up to 1 MB, band_rows in kernels/conv_direct.cpp): a band's rows of x, of dy and of dx
+    // must each be there when the band needs them, with padding 0, within the kernel, beyond half
+    // the kernel and beyond the kernel (dx rows cropped).
     check_against_reference(geometry(2, 3, {3, 3}, {1, 1}, true), {2, 2, 29, 8200}, gen);
     check_against_reference(geometry(3, 2, {3, 2}, {2, 1}, false), {1, 3, 21, 8200}, gen);
     check_against_reference(geometry(2, 3, {4, 3}, {0, 0}, true), {1, 2, 27, 8200}, gen);
