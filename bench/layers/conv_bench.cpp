@@ -299,15 +299,19 @@ int main(int argc, char** argv) {
         "problem; <layer>_kernels_2x2: the layer's local kernels alone on its 4 workers, without data\n"
         "movement; batch_kernels_2x2: the serial kernel on a quarter of the batch on each worker.\n"
         "CPU time summed over the workers; goal: each layer <= 1.2 x conv_serial/0.";
-    const auto compare = [](const std::string& name) {
-        const std::string layer = "_conv_2x2";  // feature_conv_2x2, channel_conv_2x2, general_conv_2x2
+    // The layer of a layer benchmark (channel_conv_2x2 -> channel), empty for any other.
+    const auto layer_of = [](const std::string& name) {
+        const std::string suffix = "_conv_2x2";
         const bool is_layer =
-            name.size() > layer.size() && name.compare(name.size() - layer.size(), layer.size(), layer) == 0;
-        return is_layer ? distdl::bench::comparison{"conv_serial/0", 1.2} : distdl::bench::comparison{};
+            name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        return is_layer ? name.substr(0, name.size() - suffix.size()) : std::string();
     };
-    const auto floor_of = [](const std::string& name) {  // channel_conv_2x2 -> channel_kernels_2x2
-        const auto at = name.find("_conv_2x2");
-        return at == std::string::npos ? std::string() : name.substr(0, at) + "_kernels_2x2";
+    const auto compare = [layer_of](const std::string& name) {
+        return layer_of(name).empty() ? distdl::bench::comparison{} : distdl::bench::comparison{"conv_serial/0", 1.2};
+    };
+    const auto floor_of = [layer_of](const std::string& name) {  // channel_conv_2x2 -> channel_kernels_2x2
+        const std::string layer = layer_of(name);
+        return layer.empty() ? layer : layer + "_kernels_2x2";
     };
     return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, floor_of);
 }

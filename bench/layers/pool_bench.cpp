@@ -192,14 +192,15 @@ int main(int argc, char** argv) {
         "pool_kernels_2x2: the same on 4 simulated workers at once, one piece each, without data movement.\n"
         "CPU time summed over the workers; goal: pool_sim_2x2 <= 1.2 x pool_serial of the same kind\n"
         "and geometry.";
-    const auto compare = [](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_serial<K, G>
-        const std::string layer = "pool_sim_2x2";
-        return name.rfind(layer, 0) == 0 ? distdl::bench::comparison{"pool_serial" + name.substr(layer.size()), 1.2}
-                                         : distdl::bench::comparison{};
+    // Whether a benchmark is a layer's (pool_sim_2x2<K, G>), and its template arguments "<K, G>".
+    const std::string layer = "pool_sim_2x2";
+    const auto is_layer = [layer](const std::string& name) { return name.rfind(layer, 0) == 0; };
+    const auto compare = [=](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_serial<K, G>
+        return is_layer(name) ? distdl::bench::comparison{"pool_serial" + name.substr(layer.size()), 1.2}
+                              : distdl::bench::comparison{};
     };
-    const auto floor_of = [](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_kernels_2x2<K, G>
-        const std::string layer = "pool_sim_2x2";
-        return name.rfind(layer, 0) == 0 ? "pool_kernels_2x2" + name.substr(layer.size()) : std::string();
+    const auto floor_of = [=](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_kernels_2x2<K, G>
+        return is_layer(name) ? "pool_kernels_2x2" + name.substr(layer.size()) : std::string();
     };
     return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, floor_of);
 }
