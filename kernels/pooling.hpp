@@ -14,7 +14,7 @@
 //   backward(dy, x_shape, dx)        avg: dx overwritten
 // The *_box forms compute a box of outputs only, from an input array placed anywhere relative
 // to them (pool_region; indices outside the array count as padding), and the backward forms
-// add into dx: the distributed layers pool their interior straight from their piece (with the
+// add into dx or overwrite it (pool_dx): the distributed layers pool their interior straight from their piece (with the
 // ghost columns of the last dimension beside it, pool_sides) and only the rim from a halo buffer. The ties rule is the reference's: the first element of the
 // window (row-major) is taken, then any strictly greater one; the max is the value taken.
 // Objects hold only their geometry: any number of threads may use one object at once.
@@ -54,6 +54,11 @@ struct pool_sides {
     std::size_t right_width = 0;
 };
 
+// What a backward_box does with dx's own array (the side columns are always added to): add the
+// box's gradients to it, or overwrite it (every element: the box's gradients, zero elsewhere),
+// zeroing each row just before its first gradient instead of a pass over dx beforehand.
+enum class pool_dx { add, overwrite };
+
 // In-plane input index of each output's maximum (−1: none). With pool_sides, an index V + i
 // (V: the input plane's volume) is entry i of the left columns' plane, V + V_left + i entry i
 // of the right columns' plane.
@@ -71,11 +76,11 @@ class max_pool {
     void backward(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dx) const;
     // Arrays of shape x_shape (N × C × L…), y_shape (N × C × m…); argmax has one entry per
     // output (y_shape's volume). forward_box writes y and argmax in the region's box;
-    // backward_box adds dy there into dx at the saved maxima.
+    // backward_box adds dy there into dx at the saved maxima (or overwrites dx: pool_dx).
     void forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape,
                      std::int32_t* argmax, const pool_sides<const T>& sides = {}) const;
     void backward_box(const std::int32_t* argmax, const T* dy, const shape_t& y_shape, const pool_region& r, T* dx,
-                      const shape_t& x_shape, const pool_sides<T>& sides = {}) const;
+                      const shape_t& x_shape, const pool_sides<T>& sides = {}, pool_dx mode = pool_dx::add) const;
 
   private:
     pool_geometry g_;
@@ -89,11 +94,12 @@ class avg_pool {
     shape_t output_shape(const shape_t& x_shape) const;
     void forward(const tensor<T>& x, tensor<T>& y) const;
     void backward(const tensor<T>& dy, const shape_t& x_shape, tensor<T>& dx) const;
-    // As max_pool's: forward_box writes y in the region's box, backward_box adds into dx.
+    // As max_pool's: forward_box writes y in the region's box, backward_box adds into dx (or
+    // overwrites it: pool_dx).
     void forward_box(const T* x, const shape_t& x_shape, const pool_region& r, T* y, const shape_t& y_shape,
                      const pool_sides<const T>& sides = {}) const;
     void backward_box(const T* dy, const shape_t& y_shape, const pool_region& r, T* dx, const shape_t& x_shape,
-                      const pool_sides<T>& sides = {}) const;
+                      const pool_sides<T>& sides = {}, pool_dx mode = pool_dx::add) const;
 
   private:
     pool_geometry g_;

@@ -1,7 +1,5 @@
 #include "layers/pool_max.hpp"
 
-#include <algorithm>
-
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
 #include "layers/detail/pool_idle.hpp"
@@ -47,9 +45,8 @@ void distributed_max_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     const shape_t& out = window_.output_shape();
     detail::prepare_output(dx, window_.piece_shape());
     if (problem.empty()) {
-        std::fill(dx.data(), dx.data() + dx.size(), T(0));
         kernel_.backward_box(argmax_.data(), dy.data(), out, window_.interior(), dx.data(), window_.piece_shape(),
-                             window_.side_gradients());
+                             window_.side_gradients(), kernels::pool_dx::overwrite);
         if (!window_.direct()) {
             T* rim_gradient = window_.rim_gradient();
             for (const auto& slab : window_.rim())

@@ -2,6 +2,7 @@
 // random sweep of shapes and geometries, plus argument checks.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <sstream>
 
 #include "kernels/pooling.hpp"
@@ -180,7 +181,63 @@ void sides_sweep(std::uint64_t seed) {
         }
 }
 
+// backward_box over a random box of outputs (often empty, often leaving rows of dx unread):
+// overwriting a dx full of NaN gives the bits of adding into a zeroed dx.
+template <class T>
+void overwrite_sweep(std::uint64_t seed) {
+    test::stream gen(seed);
+    for (std::size_t dims = 1; dims <= 3; ++dims)
+        for (int i = 0; i < 40; ++i) {
+            const auto c = random_case(dims, true, gen);
+            pool_case a = c;  // no dilation for avg
+            a.g.dilation.clear();
+            const kernels::max_pool<T> max_pool(c.g);
+            const kernels::avg_pool<T> avg_pool(a.g);
+            const shape_t y_shape = max_pool.output_shape(c.x_shape), avg_y_shape = avg_pool.output_shape(c.x_shape);
+            const auto box = [&](const kernels::pool_geometry& g, const shape_t& y) {
+                kernels::pool_region r;
+                for (std::size_t e = 0; e < dims; ++e) {
+                    const std::size_t start = test::pick(gen, 0, y[e + 2]);
+                    r.offset.push_back(std::int64_t(g.padding[e]));
+                    r.start.push_back(start);
+                    r.stop.push_back(test::pick(gen, start, y[e + 2]));
+                }
+                return r;
+            };
+            const auto x = tied_tensor<T>(c.x_shape, gen);
+            const T nan = std::numeric_limits<T>::quiet_NaN();
+            {
+                tensor<T> y;
+                kernels::pool_argmax argmax;
+                max_pool.forward(x, y, argmax);
+                const auto dy = test::random_tensor<T>(y_shape, gen);
+                const auto r = box(max_pool.geometry(), y_shape);
+                SCOPED_TRACE("max " + c.describe() + " box [" + format_list(r.start) + ", " + format_list(r.stop) + ")");
+                tensor<T> added(c.x_shape, T(0)), overwritten(c.x_shape, nan);
+                max_pool.backward_box(argmax.data(), dy.data(), y_shape, r, added.data(), c.x_shape);
+                max_pool.backward_box(argmax.data(), dy.data(), y_shape, r, overwritten.data(), c.x_shape, {},
+                                      kernels::pool_dx::overwrite);
+                EXPECT_EQ(overwritten, added);
+            }
+            {
+                const auto dy = test::random_tensor<T>(avg_y_shape, gen);
+                const auto r = box(avg_pool.geometry(), avg_y_shape);
+                SCOPED_TRACE("avg " + a.describe() + " box [" + format_list(r.start) + ", " + format_list(r.stop) + ")");
+                tensor<T> added(a.x_shape, T(0)), overwritten(a.x_shape, nan);
+                avg_pool.backward_box(dy.data(), avg_y_shape, r, added.data(), a.x_shape);
+                avg_pool.backward_box(dy.data(), avg_y_shape, r, overwritten.data(), a.x_shape, {},
+                                      kernels::pool_dx::overwrite);
+                EXPECT_EQ(overwritten, added);
+            }
+        }
+}
+
 }  // namespace
+
+TEST(kernel_pooling, overwriting_a_box_gives_the_bits_of_adding_into_zeros) {
+    overwrite_sweep<float>(25);
+    overwrite_sweep<double>(26);
+}
 
 TEST(kernel_pooling, side_columns_give_the_whole_tensors_bits) {
     sides_sweep<float>(23);
