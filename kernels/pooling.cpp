@@ -124,9 +124,10 @@ struct pool_plan {
 
 // A plane of dx in a backward that overwrites it: each row is zeroed just before the first
 // gradient lands in it (rows below `zeroed` are zeroed; no later row has received any), the
-// rows never reached at the end (finish). One pass over dx while its rows are in cache, instead of a
-// fill of all of dx and a second pass adding into it: 2x2 average pooling's backward on
-// 8 x 16 x 256 x 256 floats took 1.9 ms instead of 5.1. When adding, nothing is zeroed.
+// rows never reached at the end (finish). One pass over dx while its rows are in cache,
+// instead of a fill of all of dx and a second pass adding into it: 2x2 average pooling's
+// backward on 8 x 16 x 256 x 256 floats took 1.9 ms instead of 5.1. When adding, nothing is
+// zeroed.
 template <class T>
 class plane_zeroed_ahead {
   public:
@@ -169,8 +170,7 @@ void outputs_reading(std::int64_t s, std::int64_t off, std::int64_t a, std::int6
 enum source : int { from_x = 0, from_left = 1, from_right = 2 };
 
 // Row-wise walk of one plane: for every output row (j0, j1) of the box — begin(q_row, last)
-// first (last: pool_plan::last_row),
-// end(q_row) last — and every valid kernel offset (t0, t1, t2) of that row in row-major order,
+// first (last: pool_plan::last_row), end(q_row) last — and every valid kernel offset (t0, t1, t2) of that row in row-major order,
 // calls tap(q_row, source, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi)
 // read that source's plane at offset base + s2·j2 (an offset t2 reaching both the side columns
 // and the array is one call per source, left first; empty ranges are skipped, so no pointer

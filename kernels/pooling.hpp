@@ -1,9 +1,10 @@
 #pragma once
 // Fast local pooling on one worker (MaxPool1d/2d/3d, AvgPool1d/2d/3d): loops over whole output
 // rows, one kernel offset at a time, with the valid range of every offset precomputed, so the
-// inner loops are branch-free strided sweeps (2×2 pooling runs near memcpy speed). Meaning as reference/pool.hpp: max counts padding as −∞ and routes the
-// gradient to the first maximum of each window (row-major window order); avg counts padding in
-// the divisor (count_include_pad) and has no dilation. oneDNN is not used: its dilated pooling
+// inner loops are branch-free strided sweeps (2×2 pooling runs near memcpy speed). Meaning as
+// reference/pool.hpp: max counts padding as −∞ and routes the gradient to the first maximum of
+// each window (row-major window order); avg counts padding in the divisor (count_include_pad)
+// and has no dilation. oneDNN is not used: its dilated pooling
 // measured 10–20× slower and it has no float64.
 //
 //   forward(x, y)                    y overwritten (resized only when its shape differs)
@@ -14,8 +15,9 @@
 //   backward(dy, x_shape, dx)        avg: dx overwritten
 // The *_box forms compute a box of outputs only, from an input array placed anywhere relative
 // to them (pool_region; indices outside the array count as padding), and the backward forms
-// add into dx or overwrite it (pool_dx): the distributed layers pool their interior straight from their piece (with the
-// ghost columns of the last dimension beside it, pool_sides) and only the rim from a halo buffer. The ties rule is the reference's: the first element of the
+// add into dx or overwrite it (pool_dx): the distributed layers pool their interior straight
+// from their piece (with the ghost columns of the last dimension beside it, pool_sides) and
+// only the rim from a halo buffer. The ties rule is the reference's: the first element of the
 // window (row-major) is taken, then any strictly greater one; the max is the value taken.
 // Objects hold only their geometry: any number of threads may use one object at once.
 #include <cstddef>
