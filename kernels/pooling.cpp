@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace distdl::kernels {
 
@@ -164,6 +165,19 @@ void outputs_reading(std::int64_t s, std::int64_t off, std::int64_t a, std::int6
     hi = b - off <= 0 ? 0 : (b - off + s - 1) / s;
     lo = std::clamp(lo, jb, je);
     hi = std::clamp(hi, lo, je);
+}
+
+// f(s), s the stride: a compile-time constant for strides 1 and 2, so that average pooling's
+// strided sums vectorize (at a run-time stride the loads compile to single elements), else the
+// value. Not for max pooling: its compare-and-select vectorized at stride 2 ran slower than
+// element by element (MaxPool 2x2/2 10.1 ms against 7.7-8.2 ms per step on pool_bench).
+template <class F>
+void with_stride(std::int64_t stride, F&& f) {
+    switch (stride) {
+        case 1: return f(std::integral_constant<std::int64_t, 1>{});
+        case 2: return f(std::integral_constant<std::int64_t, 2>{});
+        default: return f(stride);
+    }
 }
 
 // Where a tap reads: the input array itself or one of its side columns (pool_sides).
@@ -365,7 +379,9 @@ void avg_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
             [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                 T* o = out + q_row;
                 const T* src = in[std::size_t(from)] + base;
-                for (std::int64_t j = lo; j < hi; ++j) o[j] += src[stride * j];
+                with_stride(stride, [&](auto s) {
+                    for (std::int64_t j = lo; j < hi; ++j) o[j] += src[s * j];
+                });
             },
             [&](std::int64_t q_row) {
                 for (std::int64_t j = jb; j < je; ++j) out[q_row + j] *= scale;
@@ -393,7 +409,9 @@ void avg_pool<T>::backward_box(const T* dy, const shape_t& y_shape, const pool_r
             [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                 const T* g = grad + q_row;
                 T* dst = out[std::size_t(from)] + base;
-                for (std::int64_t j = lo; j < hi; ++j) dst[stride * j] += g[j] * scale;
+                with_stride(stride, [&](auto s) {
+                    for (std::int64_t j = lo; j < hi; ++j) dst[s * j] += g[j] * scale;
+                });
             },
             [](std::int64_t) {});
         zeroing.finish();
