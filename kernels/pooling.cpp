@@ -184,12 +184,13 @@ void with_stride(std::int64_t stride, F&& f) {
 enum source : int { from_x = 0, from_left = 1, from_right = 2 };
 
 // Row-wise walk of one plane: for every output row (j0, j1) of the box — begin(q_row, last)
-// first (last: pool_plan::last_row), end(q_row) last — and every valid kernel offset (t0, t1, t2) of that row in row-major order,
-// calls tap(q_row, source, base, j_lo, j_hi): output entries q_row + j2 for j2 in [j_lo, j_hi)
-// read that source's plane at offset base + s2·j2 (an offset t2 reaching both the side columns
-// and the array is one call per source, left first; empty ranges are skipped, so no pointer
-// is ever formed into an empty array). Per output entry, the taps come in
-// row-major window order. begin/end cover the row's box part [jb2, je2).
+// first (last: pool_plan::last_row), end(q_row) last — and every valid kernel offset
+// (t0, t1, t2) of that row in row-major order, calls tap(q_row, source, base, j_lo, j_hi):
+// output entries q_row + j2 for j2 in [j_lo, j_hi) read that source's plane at offset
+// base + s2·j2 (an offset t2 reaching both the side columns and the array is one call per
+// source, left first; empty ranges are skipped, so no pointer is ever formed into an empty
+// array). Per output entry, the taps come in row-major window order. begin/end cover the row's
+// box part [jb2, je2).
 template <class Begin, class Tap, class End>
 void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
     // Per t2, the j2 ranges reading the left columns, the array and the right columns.
