@@ -194,6 +194,9 @@ void overwrite_sweep(std::uint64_t seed) {
             const kernels::max_pool<T> max_pool(c.g);
             const kernels::avg_pool<T> avg_pool(a.g);
             const shape_t y_shape = max_pool.output_shape(c.x_shape), avg_y_shape = avg_pool.output_shape(c.x_shape);
+            const auto described = [](const pool_case& pc, const kernels::pool_region& r) {
+                return pc.describe() + " box [" + format_list(r.start) + ", " + format_list(r.stop) + ")";
+            };
             const auto box = [&](const kernels::pool_geometry& g, const shape_t& y) {
                 kernels::pool_region r;
                 for (std::size_t e = 0; e < dims; ++e) {
@@ -212,7 +215,7 @@ void overwrite_sweep(std::uint64_t seed) {
                 max_pool.forward(x, y, argmax);
                 const auto dy = test::random_tensor<T>(y_shape, gen);
                 const auto r = box(max_pool.geometry(), y_shape);
-                SCOPED_TRACE("max " + c.describe() + " box [" + format_list(r.start) + ", " + format_list(r.stop) + ")");
+                SCOPED_TRACE("max " + described(c, r));
                 tensor<T> added(c.x_shape, T(0)), overwritten(c.x_shape, nan);
                 max_pool.backward_box(argmax.data(), dy.data(), y_shape, r, added.data(), c.x_shape);
                 max_pool.backward_box(argmax.data(), dy.data(), y_shape, r, overwritten.data(), c.x_shape, {},
@@ -222,7 +225,7 @@ void overwrite_sweep(std::uint64_t seed) {
             {
                 const auto dy = test::random_tensor<T>(avg_y_shape, gen);
                 const auto r = box(avg_pool.geometry(), avg_y_shape);
-                SCOPED_TRACE("avg " + a.describe() + " box [" + format_list(r.start) + ", " + format_list(r.stop) + ")");
+                SCOPED_TRACE("avg " + described(a, r));
                 tensor<T> added(a.x_shape, T(0)), overwritten(a.x_shape, nan);
                 avg_pool.backward_box(dy.data(), avg_y_shape, r, added.data(), a.x_shape);
                 avg_pool.backward_box(dy.data(), avg_y_shape, r, overwritten.data(), a.x_shape, {},
