@@ -133,19 +133,32 @@ template <class T>
 class plane_zeroed_ahead {
   public:
     plane_zeroed_ahead(T* plane, const pool_plan& c, pool_dx mode)
-        : plane_(plane), row_length_(c.L[2]), rows_(c.L[0] * c.L[1]), zeroed_(mode == pool_dx::add ? rows_ : 0) {}
+        : plane_(plane),
+          row_length_(c.L[2]),
+          rows_(c.L[0] * c.L[1]),
+          zeroed_(mode == pool_dx::add ? rows_ : 0),
+          chunk_rows_(std::max<std::int64_t>(1, (zero_at_once + row_bytes() - 1) / std::max<std::int64_t>(row_bytes(), 1))) {}
     // Rows up to `row` are zeroed from now on.
     void through(std::int64_t row) {
         if (row < zeroed_) return;
-        std::fill(plane_ + zeroed_ * row_length_, plane_ + (row + 1) * row_length_, T(0));
-        zeroed_ = row + 1;
+        const std::int64_t end = std::min(rows_, std::max(row + 1, zeroed_ + chunk_rows_));
+        std::fill(plane_ + zeroed_ * row_length_, plane_ + end * row_length_, T(0));
+        zeroed_ = end;
     }
     // Zeroes the rows no gradient reached.
     void finish() { through(rows_ - 1); }
 
   private:
+    // Rows are zeroed at least this many bytes at a time: glibc's memset writes 2 KiB and more
+    // with `rep stosb`, which stores whole cache lines without reading them first. Row by row,
+    // 128-wide float rows of 2x2 max pooling took 3.45 ms per backward (8 x 16 x 256 x 256
+    // split in four) against 2.3 ms for the whole tensor's 256-wide rows; 2 KiB at a time, 2.47
+    // ms. Much more (8 KiB) runs ahead of L1 and costs again.
+    static constexpr std::int64_t zero_at_once = 2048;
+    std::int64_t row_bytes() const { return row_length_ * std::int64_t(sizeof(T)); }
+
     T* plane_;
-    std::int64_t row_length_, rows_, zeroed_;
+    std::int64_t row_length_, rows_, zeroed_, chunk_rows_;
 };
 
 pool_region whole(const pool_geometry& g, const shape_t& y_shape) {
@@ -167,10 +180,9 @@ void outputs_reading(std::int64_t s, std::int64_t off, std::int64_t a, std::int6
     hi = std::clamp(hi, lo, je);
 }
 
-// f(s), s the stride: a compile-time constant for strides 1 and 2, so that average pooling's
-// strided sums vectorize (at a run-time stride the loads compile to single elements), else the
-// value. Not for max pooling: its compare-and-select vectorized at stride 2 ran slower than
-// element by element (MaxPool 2x2/2 10.1 ms against 7.7-8.2 ms per step on pool_bench).
+// f(s), s the stride: a compile-time constant for strides 1 and 2, so that the strided loops
+// vectorize (at a run-time stride the loads compile to single elements), else the value. Called
+// once per box around the whole row walk: called per tap, GCC made each tap a call.
 template <class F>
 void with_stride(std::int64_t stride, F&& f) {
     switch (stride) {
@@ -179,6 +191,16 @@ void with_stride(std::int64_t stride, F&& f) {
         default: return f(stride);
     }
 }
+
+// row_scratch: the forward kernels accumulate each output row in a small buffer of their own and
+// store it into y once, rather than reading and writing y's row at every tap. On this AMD EPYC,
+// max pooling's y row and argmax row (the same offsets in two arrays whose distance is a
+// multiple of 4 KiB) at some addresses seem to evict each other from L1 at every tap
+// (presumably its way predictor, which tells lines apart by a hash of their address): 3x3/2
+// padding 1 on 8 x 16 x 256 x 256 floats took 39 ms per forward at such addresses (every run
+// with ASLR off, about half the runs with it) against 9-10 ms; with the row buffers 8.0-8.2 ms
+// at every address tried.
+// Average pooling's rows gain a little too (2x2/2 2.3 -> 2.0-2.1 ms per forward).
 
 // Where a tap reads: the input array itself or one of its side columns (pool_sides).
 enum source : int { from_x = 0, from_left = 1, from_right = 2 };
@@ -260,32 +282,41 @@ void max_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
     const std::int64_t jb = c.jb[2], width = c.je[2] - c.jb[2];
     // The argmax index of a source's offset 0 (pool_argmax).
     const std::array<std::int32_t, 3> index_base{0, std::int32_t(V), std::int32_t(V + VL)};
-    for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const std::array<const T*, 3> in{x + plane * V, sides.left + plane * VL, sides.right + plane * VR};
-        T* out = y + plane * M;
-        std::int32_t* at = argmax + plane * M;
-        // The window's first element is taken, then any strictly greater one (the reference's
-        // rule, also for NaN); a window of padding only keeps −∞ and no maximum.
-        for_each_row_tap(
-            c,
-            [&](std::int64_t q_row, std::int64_t) {
-                std::fill_n(out + q_row + jb, width, -std::numeric_limits<T>::infinity());
-                std::fill_n(at + q_row + jb, width, std::int32_t(-1));
-            },
-            [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
-                T* o = out + q_row;
-                std::int32_t* a = at + q_row;
-                const T* src = in[std::size_t(from)] + base;
-                const auto first = index_base[std::size_t(from)] + std::int32_t(base);
-                for (std::int64_t j = lo; j < hi; ++j) {
-                    const T v = src[stride * j];
-                    const bool take = v > o[j] || a[j] < 0;
-                    o[j] = take ? v : o[j];
-                    a[j] = take ? first + std::int32_t(stride * j) : a[j];
-                }
-            },
-            [](std::int64_t) {});
-    }
+    // One output row's maxima and their positions, stored into y and argmax when the row is
+    // done (see row_scratch).
+    std::vector<T> row_max(static_cast<std::size_t>(width));
+    std::vector<std::int32_t> row_at(static_cast<std::size_t>(width));
+    with_stride(stride, [&](auto s) {
+        for (std::int64_t plane = 0; plane < c.planes; ++plane) {
+            const std::array<const T*, 3> in{x + plane * V, sides.left + plane * VL, sides.right + plane * VR};
+            T* out = y + plane * M;
+            std::int32_t* at = argmax + plane * M;
+            // The window's first element is taken, then any strictly greater one (the reference's
+            // rule, also for NaN); a window of padding only keeps −∞ and no maximum.
+            for_each_row_tap(
+                c,
+                [&](std::int64_t, std::int64_t) {
+                    std::fill_n(row_max.data(), width, -std::numeric_limits<T>::infinity());
+                    std::fill_n(row_at.data(), width, std::int32_t(-1));
+                },
+                [&](std::int64_t, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+                    const T* src = in[std::size_t(from)] + base + s * lo;
+                    const auto first = index_base[std::size_t(from)] + std::int32_t(base + s * lo);
+                    T* o = row_max.data() + (lo - jb);
+                    std::int32_t* a = row_at.data() + (lo - jb);
+                    for (std::int64_t j = 0; j < hi - lo; ++j) {
+                        const T v = src[s * j];
+                        const bool take = v > o[j] || a[j] < 0;
+                        o[j] = take ? v : o[j];
+                        a[j] = take ? first + std::int32_t(s * j) : a[j];
+                    }
+                },
+                [&](std::int64_t q_row) {
+                    std::copy_n(row_max.data(), width, out + q_row + jb);
+                    std::copy_n(row_at.data(), width, at + q_row + jb);
+                });
+        }
+    });
 }
 
 template <class T>
@@ -372,22 +403,23 @@ void avg_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
     const std::int64_t VL = c.left_volume(), VR = c.right_volume();
     const std::int64_t jb = c.jb[2], je = c.je[2];
     const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);  // padding counts (count_include_pad)
-    for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const std::array<const T*, 3> in{x + plane * V, sides.left + plane * VL, sides.right + plane * VR};
-        T* out = y + plane * M;
-        for_each_row_tap(
-            c, [&](std::int64_t q_row, std::int64_t) { std::fill(out + q_row + jb, out + q_row + je, T(0)); },
-            [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
-                T* o = out + q_row;
-                const T* src = in[std::size_t(from)] + base;
-                with_stride(stride, [&](auto s) {
-                    for (std::int64_t j = lo; j < hi; ++j) o[j] += src[s * j];
+    std::vector<T> row_sum(static_cast<std::size_t>(je - jb));  // one output row's sums (see row_scratch)
+    with_stride(stride, [&](auto s) {
+        for (std::int64_t plane = 0; plane < c.planes; ++plane) {
+            const std::array<const T*, 3> in{x + plane * V, sides.left + plane * VL, sides.right + plane * VR};
+            T* out = y + plane * M;
+            for_each_row_tap(
+                c, [&](std::int64_t, std::int64_t) { std::fill_n(row_sum.data(), je - jb, T(0)); },
+                [&](std::int64_t, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+                    T* o = row_sum.data() + (lo - jb);
+                    const T* src = in[std::size_t(from)] + base + s * lo;
+                    for (std::int64_t j = 0; j < hi - lo; ++j) o[j] += src[s * j];
+                },
+                [&](std::int64_t q_row) {
+                    for (std::int64_t j = 0; j < je - jb; ++j) out[q_row + jb + j] = row_sum[std::size_t(j)] * scale;
                 });
-            },
-            [&](std::int64_t q_row) {
-                for (std::int64_t j = jb; j < je; ++j) out[q_row + j] *= scale;
-            });
-    }
+        }
+    });
 }
 
 template <class T>
@@ -401,22 +433,22 @@ void avg_pool<T>::backward_box(const T* dy, const shape_t& y_shape, const pool_r
     }
     const std::int64_t VL = c.left_volume(), VR = c.right_volume();
     const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);
-    for (std::int64_t plane = 0; plane < c.planes; ++plane) {
-        const T* grad = dy + plane * M;
-        const std::array<T*, 3> out{dx + plane * V, sides.left + plane * VL, sides.right + plane * VR};
-        plane_zeroed_ahead<T> zeroing(out[from_x], c, mode);
-        for_each_row_tap(
-            c, [&](std::int64_t, std::int64_t last_row) { zeroing.through(last_row); },
-            [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
-                const T* g = grad + q_row;
-                T* dst = out[std::size_t(from)] + base;
-                with_stride(stride, [&](auto s) {
+    with_stride(stride, [&](auto s) {
+        for (std::int64_t plane = 0; plane < c.planes; ++plane) {
+            const T* grad = dy + plane * M;
+            const std::array<T*, 3> out{dx + plane * V, sides.left + plane * VL, sides.right + plane * VR};
+            plane_zeroed_ahead<T> zeroing(out[from_x], c, mode);
+            for_each_row_tap(
+                c, [&](std::int64_t, std::int64_t last_row) { zeroing.through(last_row); },
+                [&](std::int64_t q_row, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
+                    const T* g = grad + q_row;
+                    T* dst = out[std::size_t(from)] + base;
                     for (std::int64_t j = lo; j < hi; ++j) dst[s * j] += g[j] * scale;
-                });
-            },
-            [](std::int64_t) {});
-        zeroing.finish();
-    }
+                },
+                [](std::int64_t) {});
+            zeroing.finish();
+        }
+    });
 }
 
 template <class T>
