@@ -1,7 +1,8 @@
 #pragma once
 // Fast local pooling on one worker (MaxPool1d/2d/3d, AvgPool1d/2d/3d): loops over whole output
-// rows, one kernel offset at a time, with the valid range of every offset precomputed, so the
-// inner loops are branch-free strided sweeps (2×2 pooling runs near memcpy speed). Meaning as
+// rows (the forward sums a row in a buffer of its own and stores it once), one kernel offset at
+// a time, with the valid range of every offset precomputed, so the inner loops are branch-free
+// strided sweeps (2×2 pooling runs near memcpy speed). Meaning as
 // reference/pool.hpp: max counts padding as −∞ and routes the gradient to the first maximum of
 // each window (row-major window order); avg counts padding in the divisor (count_include_pad)
 // and has no dilation. oneDNN is not used: its dilated pooling
