@@ -137,7 +137,7 @@ class plane_zeroed_ahead {
           row_length_(c.L[2]),
           rows_(c.L[0] * c.L[1]),
           zeroed_(mode == pool_dx::add ? rows_ : 0),
-          chunk_rows_(std::max<std::int64_t>(1, (zero_at_once + row_bytes() - 1) / std::max<std::int64_t>(row_bytes(), 1))) {}
+          chunk_rows_(std::max<std::int64_t>(1, (zero_at_once - 1) / std::max<std::int64_t>(row_bytes(), 1) + 1)) {}
     // Rows up to `row` are zeroed from now on.
     void through(std::int64_t row) {
         if (row < zeroed_) return;
