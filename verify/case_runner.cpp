@@ -23,6 +23,7 @@ class shared_reference {
     template <class T>
     struct pieces {
         std::vector<tensor<T>> x, want_y, probe, want_dx;
+        double y_scale = 0, dx_scale = 0;  // largest |value| of the global output and input gradient
     };
 
     template <class T>
@@ -127,10 +128,13 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
         for (std::size_t i = 0; i < p.want_y.size(); ++i)
             p.probe.push_back(random_tensor<T>(shape_of(p.want_y[i]), derive_seed(spec.seed, adjoint_probe, i)));
         if (p.want_y.size() == p.x.size()) p.want_dx = problem->adjoint(p.probe);
+        p.y_scale = largest_magnitude(p.want_y);
+        p.dx_scale = largest_magnitude(p.want_dx);
     });
     const auto& want_y = reference.want_y;
     DISTDL_REQUIRE(want_y.size() == x.size(), spec.layer << " reference made " << want_y.size() << " output pieces");
-    auto forward = compare_piece(y, want_y[rank], problem->forward_exact, tolerance, "forward output");
+    auto forward = compare_piece(y, want_y[rank], problem->forward_exact, tolerance, "forward output",
+                                 reference.y_scale);
     result.forward_error = forward.relative_error;
     note(forward.problem);
 
@@ -138,7 +142,8 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
     tensor<T> dx = problem->layer->adjoint(probe[rank]);
     const auto& want_dx = reference.want_dx;
     DISTDL_REQUIRE(want_dx.size() == x.size(), spec.layer << " reference adjoint made " << want_dx.size() << " pieces");
-    auto adjoint = compare_piece(dx, want_dx[rank], problem->adjoint_exact, tolerance, "adjoint output");
+    auto adjoint = compare_piece(dx, want_dx[rank], problem->adjoint_exact, tolerance, "adjoint output",
+                                 reference.dx_scale);
     result.adjoint_error = adjoint.relative_error;
     note(adjoint.problem);
 

@@ -15,7 +15,7 @@ double adjoint_tolerance(dtype type) { return type == dtype::float32 ? 1e-5 : 1e
 
 template <class T>
 piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,
-                               const std::string& what) {
+                               const std::string& what, double scale) {
     piece_comparison out;
     if (shape_of(got) != shape_of(want)) {
         out.same_shape = false;
@@ -24,7 +24,7 @@ piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool
         out.problem = what + " has shape " + format_list(shape_of(got)) + ", the reference " + format_list(shape_of(want));
         return out;
     }
-    double max_diff = 0, max_want = 0;
+    double max_diff = 0, max_want = scale;
     std::size_t first_bad = got.size();
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = static_cast<double>(got.data()[i]);
@@ -96,8 +96,20 @@ double adjoint_error(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y
     return adjoint_error(dot_terms_of(x, fx, y, fty));
 }
 
-template piece_comparison compare_piece<float>(const tensor<float>&, const tensor<float>&, bool, double, const std::string&);
-template piece_comparison compare_piece<double>(const tensor<double>&, const tensor<double>&, bool, double, const std::string&);
+template <class T>
+double largest_magnitude(const std::vector<tensor<T>>& pieces) {
+    double largest = 0;
+    for (const auto& piece : pieces)
+        for (const T v : piece) largest = std::max(largest, static_cast<double>(std::abs(v)));
+    return largest;
+}
+
+template piece_comparison compare_piece<float>(const tensor<float>&, const tensor<float>&, bool, double,
+                                               const std::string&, double);
+template piece_comparison compare_piece<double>(const tensor<double>&, const tensor<double>&, bool, double,
+                                                const std::string&, double);
+template double largest_magnitude<float>(const std::vector<tensor<float>>&);
+template double largest_magnitude<double>(const std::vector<tensor<double>>&);
 template double dot<float>(const tensor<float>&, const tensor<float>&);
 template double dot<double>(const tensor<double>&, const tensor<double>&);
 template dot_terms dot_terms_of<float>(const tensor<float>&, const tensor<float>&, const tensor<float>&,

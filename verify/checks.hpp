@@ -2,6 +2,7 @@
 // The two checks of DESIGN §5, in the pieces a worker can evaluate on its own; the verdict
 // (verdict.hpp) combines the workers' parts in rank order.
 #include <string>
+#include <vector>
 
 #include "core/dtype.hpp"
 #include "core/tensor.hpp"
@@ -16,17 +17,25 @@ double adjoint_tolerance(dtype type);      // 1e-13 double, 1e-5 float
 
 struct piece_comparison {
     bool same_shape = true;
-    bool bit_exact = true;         // every element equal
-    double relative_error = 0.0;   // max |got - want| / max |want| (0 when both are empty)
-    std::string problem;           // empty when the piece is acceptable
+    bool bit_exact = true;  // every element equal
+    // max |got - want| / max(scale, max |want|) (0 when both are empty)
+    double relative_error = 0.0;
+    std::string problem;  // empty when the piece is acceptable
 };
 
 // Compares a worker's piece with the reference piece. `exact` demands equality element by
 // element (data movement); otherwise the relative error must stay within `tolerance`.
-// `what` names the piece in the problem text ("forward output").
+// `what` names the piece in the problem text ("forward output"). `scale`: the largest |value|
+// of the whole reference tensor the piece belongs to (largest_magnitude). Rounding errors scale
+// with the terms summed, not with their sum, so a piece whose values all happen to cancel to
+// nearly 0 would fail a test relative to its own largest value alone.
 template <class T>
 piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,
-                               const std::string& what);
+                               const std::string& what, double scale = 0);
+
+// The largest |value| over pieces of one tensor (compare_piece's scale).
+template <class T>
+double largest_magnitude(const std::vector<tensor<T>>& pieces);
 
 // ---- adjoint dot-product test ----
 

@@ -24,6 +24,16 @@ bool pairable(const tensor<T>& a, const tensor<T>& b) {
     return a.size() == b.size();
 }
 
+// The largest |value| of a parameter's whole gradient: over every worker's block of that name.
+template <class T>
+double gradient_scale(const std::vector<std::vector<parameter<T>>>& all, const std::string& name) {
+    std::vector<tensor<T>> blocks;
+    for (const auto& list : all)
+        for (const auto& p : list)
+            if (p.name == name) blocks.push_back(p.grad);
+    return largest_magnitude(blocks);
+}
+
 }  // namespace
 
 template <class T>
@@ -54,7 +64,8 @@ parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hoo
                 continue;
             }
             note(compare_piece(owned[i]->value, expected[i].value, true, tolerance, owned[i]->name + " value").problem);
-            const auto g = compare_piece(owned[i]->grad, expected[i].grad, false, tolerance, owned[i]->name + " gradient");
+            const auto g = compare_piece(owned[i]->grad, expected[i].grad, false, tolerance, owned[i]->name + " gradient",
+                                         gradient_scale(all_expected, owned[i]->name));
             out.gradient_error = std::max(out.gradient_error, g.relative_error);
             note(g.problem);
         }
