@@ -4,10 +4,13 @@
 // fewer channels than workers, kernel geometries as in the feature sweep (conv_sweep_test),
 // the global input shape given or learnt, float and double (float: the engines the layers pick,
 // the direct one included). Two calls per case; with the shape learnt, the second has another
-// batch (the layout is planned again). Every P_y worker's output block, every P_x worker's input gradient and the
-// owners' weight and bias gradients are compared with reference/conv on the global tensors,
-// within the tolerance relative to the same sums over absolute values (what bounds rounding:
-// float sums of random terms sometimes cancel to far below their terms).
+// batch (the layout is planned again). In a third of the cases a refused call comes between
+// them (a bad x or dy on one worker): every worker of the layer, and no other, must throw the
+// same message naming that worker, and the layer must go on as if the call had not been made.
+// Every P_y worker's output block, every P_x worker's input gradient and the owners' weight
+// and bias gradients are compared with reference/conv on the global tensors, within the
+// tolerance relative to the same sums over absolute values (what bounds rounding: float sums
+// of random terms sometimes cancel to far below their terms).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +35,10 @@ struct general_case {
     shape_t P_x, P_y, P_w, extent, k, s, p, d;
     std::vector<int> x_workers, y_workers, w_workers;
     bool bias = true, shape_given = false, single = false;
+    // Between the two calls, one refused call: a piece of x (refusal 1) or of dy (refusal 2) with
+    // one channel too many on worker `refuser` of P_x or P_y (refusal 0: none).
+    int refusal = 0;
+    std::size_t refuser = 0;
     std::string describe() const {
         std::ostringstream o;
         auto list = [&](const std::vector<int>& v) {
@@ -44,6 +51,7 @@ struct general_case {
           << distdl::format_list(extent) << " k " << distdl::format_list(k) << " s " << distdl::format_list(s)
           << " p " << distdl::format_list(p) << " d " << distdl::format_list(d) << " " << in << "->" << out
           << (bias ? "" : " no bias") << (shape_given ? " input_shape given" : "");
+        if (refusal != 0) o << ", then a bad " << (refusal == 1 ? "x on P_x" : "dy on P_y") << " worker " << refuser;
         return o.str();
     }
 };
@@ -97,12 +105,68 @@ general_case draw(std::mt19937_64& rng) {
     c.w_workers = workers(w_size);
     c.x_workers = workers(P_ci * spatial_workers);
     c.y_workers = workers(P_co * spatial_workers);
+    c.refusal = static_cast<int>(pick(0, 5) < 2 ? pick(1, 2) : 0);
+    c.refuser = pick(0, (c.refusal == 1 ? c.x_workers.size() : c.y_workers.size()) - 1);
     return c;
 }
 
 int position(const std::vector<int>& workers, int rank) {
     const auto it = std::find(workers.begin(), workers.end(), rank);
     return it == workers.end() ? -1 : static_cast<int>(it - workers.begin());
+}
+
+// A piece with one channel more than `piece`.
+template <class T>
+tensor<T> one_channel_more(const tensor<T>& piece) {
+    shape_t shape = distdl::shape_of(piece);
+    ++shape[1];
+    return tensor<T>(shape, T(1));
+}
+
+// The refused call of case c on this worker (P_x index px, P_y index py; -1: not in it), the
+// pieces of call `e`; `thrown` gets what it threw (empty: nothing).
+template <class T, class E>
+void refuse(distdl::general_conv<T>& layer, const E& e, int px, int py, std::string& thrown, const general_case& c) {
+    tensor<T> y, dx;
+    try {
+        if (c.refusal == 1) {
+            const bool bad = px == static_cast<int>(c.refuser);
+            layer.forward(px < 0 ? distdl::zero_volume<T>() : bad ? one_channel_more(e.x[std::size_t(px)])
+                                                                   : e.x[std::size_t(px)],
+                          y);
+        } else {
+            layer.forward(px < 0 ? distdl::zero_volume<T>() : e.x[std::size_t(px)], y);
+            const bool bad = py == static_cast<int>(c.refuser);
+            layer.adjoint(py < 0 ? distdl::zero_volume<T>() : bad ? one_channel_more(e.dy[std::size_t(py)])
+                                                                   : e.dy[std::size_t(py)],
+                          dx);
+        }
+    } catch (const distdl::invalid_argument& error) {
+        thrown = error.what();
+    }
+}
+
+// Whether the refused call threw the same message, naming the refusing worker, on every worker
+// of the layer and nothing elsewhere (empty: so).
+std::string refusal_problem(const general_case& c, const std::vector<std::string>& thrown) {
+    const int refuser = static_cast<int>((c.refusal == 1 ? c.x_workers : c.y_workers)[c.refuser]);
+    const std::string names = (c.refusal == 1 ? "x on P_x worker " : "dy on P_y worker ") +
+                              std::to_string(c.refuser) + " (world rank " + std::to_string(refuser) + ")";
+    for (std::size_t r = 0; r < thrown.size(); ++r) {
+        const int rank = static_cast<int>(r);
+        const bool in_layer = position(c.x_workers, rank) >= 0 || position(c.y_workers, rank) >= 0 ||
+                              position(c.w_workers, rank) >= 0;
+        if (!in_layer) {
+            if (!thrown[r].empty()) return "worker " + std::to_string(r) + " outside the layer threw " + thrown[r];
+            continue;
+        }
+        if (thrown[r].find(names) == std::string::npos)
+            return "worker " + std::to_string(r) + " threw \"" + thrown[r] + "\", which does not name " + names;
+        if (thrown[r] != thrown[std::size_t(refuser)])
+            return "worker " + std::to_string(r) + " threw \"" + thrown[r] + "\", the refusing worker \"" +
+                   thrown[std::size_t(refuser)] + "\"";
+    }
+    return {};
 }
 
 // Runs one case on the simulator; returns the first problem (empty: none).
@@ -150,7 +214,7 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
                          distdl::ref::split(dx, c.P_x), largest({y_terms}), largest({dx_terms})});
     }
 
-    std::vector<std::string> problems(c.world);
+    std::vector<std::string> problems(c.world), refusals(c.world);
     distdl::sim::run(static_cast<int>(c.world), [&](const std::shared_ptr<distdl::communicator>& world) {
         const int me = world->rank();
         const auto P_x = distdl::testing::make_partition(world, c.x_workers, c.P_x);
@@ -166,6 +230,7 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
         tensor<T> y, dx;
         for (std::size_t call = 0; call < 2; ++call) {
             const auto& e = calls[call];
+            if (call == 1 && c.refusal != 0) refuse(layer, calls[0], px, py, refusals[std::size_t(me)], c);
             const std::string when = call == 0 ? " (first call)" : " (second call)";
             layer.forward(px >= 0 ? e.x[std::size_t(px)] : distdl::zero_volume<T>(), y);
             if (py >= 0) note(y, e.y[std::size_t(py)], "output" + when, e.y_scale);
@@ -187,12 +252,12 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
     });
     for (std::size_t r = 0; r < problems.size(); ++r)
         if (!problems[r].empty()) return "worker " + std::to_string(r) + ": " + problems[r];
-    return {};
+    return c.refusal == 0 ? std::string() : refusal_problem(c, refusals);
 }
 
 TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geometries) {
     std::mt19937_64 rng(20261126);
-    int channel_split = 0, both_splits = 0, idle_workers = 0, fewer_channels = 0;
+    int channel_split = 0, both_splits = 0, idle_workers = 0, fewer_channels = 0, refusals = 0;
     for (std::uint64_t i = 0; i < 200; ++i) {
         const general_case c = draw(rng);
         const bool spatial = std::any_of(c.P_x.begin() + 2, c.P_x.end(), [](std::size_t P) { return P > 1; });
@@ -201,6 +266,7 @@ TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geomet
         both_splits += channels && spatial;
         idle_workers += c.world > c.w_workers.size();
         fewer_channels += c.in < c.P_w[1] || c.out < c.P_w[0];
+        refusals += c.refusal != 0;
         const std::string problem = c.single ? run_case<float>(c, 100 + i) : run_case<double>(c, 100 + i);
         ASSERT_TRUE(problem.empty()) << "case " << i << " (" << c.describe() << "): " << problem;
     }
@@ -209,6 +275,7 @@ TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geomet
     EXPECT_GT(both_splits, 50);
     EXPECT_GT(idle_workers, 80);
     EXPECT_GT(fewer_channels, 20);
+    EXPECT_GT(refusals, 40);
 }
 
 }  // namespace
