@@ -59,9 +59,13 @@ struct general_case {
 general_case draw(std::mt19937_64& rng) {
     auto pick = [&](std::size_t lo, std::size_t hi) { return std::uniform_int_distribution<std::size_t>(lo, hi)(rng); };
     general_case c;
+    // One case in five is made for the float direct engine on halo windows (P_x = P_w, P_co = 1,
+    // stride and dilation 1, 2-d): it reads the window in place and writes the own part of the
+    // window gradient straight into dx.
+    const bool direct_windows = pick(0, 4) == 0;
     const std::size_t roll = pick(0, 9);
-    c.dims = roll < 5 ? 1 : roll < 9 ? 2 : 3;
-    c.single = pick(0, 2) == 0;
+    c.dims = direct_windows ? 2 : roll < 5 ? 1 : roll < 9 ? 2 : 3;
+    c.single = direct_windows || pick(0, 2) == 0;
     // Now and then more channels than a register tile and rows longer than a vector or two (the
     // float direct engine's tails).
     const bool wide = pick(0, 3) == 0;
@@ -69,7 +73,7 @@ general_case draw(std::mt19937_64& rng) {
     c.out = pick(1, wide ? 17 : 5);
     c.bias = pick(0, 3) != 0;
     c.shape_given = pick(0, 1) == 1;
-    const std::size_t P_co = pick(1, 3), P_ci = pick(1, 3);
+    const std::size_t P_co = direct_windows ? 1 : pick(1, 3), P_ci = pick(1, 3);
     std::size_t spatial_workers = 1;
     shape_t P_spatial;
     for (std::size_t e = 0; e < c.dims; ++e) {
@@ -79,7 +83,7 @@ general_case draw(std::mt19937_64& rng) {
         P_spatial.push_back(P);
         while (true) {
             const std::size_t n = pick(1, c.dims == 1 ? 12 : wide && e + 1 == c.dims ? 40 : 6), k = pick(1, 4);
-            const std::size_t s = pick(1, 3), p = pick(0, 3), d = pick(1, 2);
+            const std::size_t s = direct_windows ? 1 : pick(1, 3), p = pick(0, 3), d = direct_windows ? 1 : pick(1, 2);
             if (n + 2 * p < d * (k - 1) + 1) continue;  // the kernel must fit
             c.extent.push_back(n);
             c.k.push_back(k);
@@ -104,6 +108,9 @@ general_case draw(std::mt19937_64& rng) {
     };
     c.w_workers = workers(w_size);
     c.x_workers = workers(P_ci * spatial_workers);
+    // Now and then P_x = P_w (the feature layout, and the benchmark's general one): no broadcast
+    // of the windows, the halo window is the kernel's input.
+    if (P_co == 1 && (direct_windows || pick(0, 1) == 0)) c.x_workers = c.w_workers;
     c.y_workers = workers(P_co * spatial_workers);
     c.refusal = static_cast<int>(pick(0, 5) < 2 ? pick(1, 2) : 0);
     c.refuser = pick(0, (c.refusal == 1 ? c.x_workers.size() : c.y_workers.size()) - 1);
@@ -257,7 +264,7 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
 
 TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geometries) {
     std::mt19937_64 rng(20261126);
-    int channel_split = 0, both_splits = 0, idle_workers = 0, fewer_channels = 0, refusals = 0;
+    int channel_split = 0, both_splits = 0, idle_workers = 0, fewer_channels = 0, refusals = 0, windows_direct = 0;
     for (std::uint64_t i = 0; i < 200; ++i) {
         const general_case c = draw(rng);
         const bool spatial = std::any_of(c.P_x.begin() + 2, c.P_x.end(), [](std::size_t P) { return P > 1; });
@@ -267,6 +274,9 @@ TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geomet
         idle_workers += c.world > c.w_workers.size();
         fewer_channels += c.in < c.P_w[1] || c.out < c.P_w[0];
         refusals += c.refusal != 0;
+        const bool unit_steps = std::all_of(c.s.begin(), c.s.end(), [](std::size_t s) { return s == 1; }) &&
+                                std::all_of(c.d.begin(), c.d.end(), [](std::size_t d) { return d == 1; });
+        windows_direct += c.single && c.dims == 2 && spatial && unit_steps && c.x_workers == c.w_workers;
         const std::string problem = c.single ? run_case<float>(c, 100 + i) : run_case<double>(c, 100 + i);
         ASSERT_TRUE(problem.empty()) << "case " << i << " (" << c.describe() << "): " << problem;
     }
@@ -276,6 +286,7 @@ TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geomet
     EXPECT_GT(idle_workers, 80);
     EXPECT_GT(fewer_channels, 20);
     EXPECT_GT(refusals, 40);
+    EXPECT_GT(windows_direct, 20);
 }
 
 }  // namespace
