@@ -23,6 +23,7 @@
 #include "reference/conv.hpp"
 #include "reference/repartition.hpp"
 #include "simulator/run.hpp"
+#include "tests/layers/conv_sweep_draw.hpp"
 #include "tests/layers/layer_test_util.hpp"
 
 namespace {
@@ -81,17 +82,14 @@ general_case draw(std::mt19937_64& rng) {
         const std::size_t P = pick(1, std::min<std::size_t>(3, budget));
         spatial_workers *= P;
         P_spatial.push_back(P);
-        while (true) {
-            const std::size_t n = pick(1, c.dims == 1 ? 12 : wide && e + 1 == c.dims ? 40 : 6), k = pick(1, 4);
-            const std::size_t s = direct_windows ? 1 : pick(1, 3), p = pick(0, 3), d = direct_windows ? 1 : pick(1, 2);
-            if (n + 2 * p < d * (k - 1) + 1) continue;  // the kernel must fit
-            c.extent.push_back(n);
-            c.k.push_back(k);
-            c.s.push_back(s);
-            c.p.push_back(p);
-            c.d.push_back(d);
-            break;
-        }
+        const std::size_t longest = c.dims == 1 ? 12 : wide && e + 1 == c.dims ? 40 : 6;
+        const std::size_t most_stride = direct_windows ? 1 : 3, most_dilation = direct_windows ? 1 : 2;
+        const auto dim = distdl::testing::draw_conv_dimension(pick, {longest, 4, most_stride, 3, most_dilation});
+        c.extent.push_back(dim.extent);
+        c.k.push_back(dim.kernel);
+        c.s.push_back(dim.stride);
+        c.p.push_back(dim.padding);
+        c.d.push_back(dim.dilation);
     }
     c.P_x = {1, P_ci};
     c.P_y = {1, P_co};

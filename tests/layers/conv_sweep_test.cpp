@@ -16,6 +16,7 @@
 #include "reference/conv.hpp"
 #include "reference/repartition.hpp"
 #include "simulator/run.hpp"
+#include "tests/layers/conv_sweep_draw.hpp"
 #include "verify/checks.hpp"
 #include "verify/random.hpp"
 
@@ -49,18 +50,13 @@ sweep_case draw(std::mt19937_64& rng) {
     c.out = pick(1, 3);
     c.bias = pick(0, 3) != 0;
     for (std::size_t e = 0; e < c.dims; ++e) {
-        while (true) {
-            const std::size_t P = pick(1, max_workers), n = pick(1, c.dims == 1 ? 14 : 7), k = pick(1, 5);
-            const std::size_t s = pick(1, 3), p = pick(0, 4), d = pick(1, 3);
-            if (n + 2 * p < d * (k - 1) + 1) continue;  // the kernel must fit
-            c.grid.push_back(P);
-            c.extent.push_back(n);
-            c.k.push_back(k);
-            c.s.push_back(s);
-            c.p.push_back(p);
-            c.d.push_back(d);
-            break;
-        }
+        c.grid.push_back(pick(1, max_workers));
+        const auto dim = distdl::testing::draw_conv_dimension(pick, {c.dims == 1 ? 14u : 7u, 5, 3, 4, 3});
+        c.extent.push_back(dim.extent);
+        c.k.push_back(dim.kernel);
+        c.s.push_back(dim.stride);
+        c.p.push_back(dim.padding);
+        c.d.push_back(dim.dilation);
     }
     return c;
 }
