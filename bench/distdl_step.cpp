@@ -110,9 +110,10 @@ std::unique_ptr<step> make_distdl_step(const workload& w, const std::shared_ptr<
             return std::make_unique<module_step<double>>(std::make_unique<halo_exchange<double>>(P_x, w.shape, g),
                                                  piece(P_x, w.shape));
         }
-        case primitive_kind::pool_halo: {
+        case primitive_kind::pool_halo:
+        case primitive_kind::conv_halo: {
             const auto P_x = grid_of(W, w.workers, grid);
-            const pool_halo_geometry p;
+            const layer_halo_geometry p = layer_halo_geometry_of(w.kind);
             const kernel_geometry g{p.kernel_size, p.stride, p.padding, shape_t(p.stride.size(), 1)};
             return std::make_unique<module_step<float>>(std::make_unique<halo_exchange<float>>(P_x, w.shape, g),
                                                         piece<float>(P_x, w.shape, pool_input_value));

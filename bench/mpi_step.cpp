@@ -238,7 +238,7 @@ class halo_step final : public step {
 };
 
 
-// Halo exchange of any rank, kernel, stride and padding (the pooling layer's, pool_halo), f32,
+// Halo exchange of any rank, kernel, stride and padding (the layers' halos, pool_halo and conv_halo), f32,
 // written as an MPI programmer would: every worker's window is the input its block of the
 // output reads (balanced split of the output, unpadded indices, may reach into the zero
 // padding); from every other worker q arrives the overlap of q's piece with my window, to q
@@ -248,7 +248,8 @@ class halo_step final : public step {
 // the ghost boxes back and adds them into the owner's dx.
 class box_halo_step final : public step {
   public:
-    box_halo_step(MPI_Comm comm, const shape_t& global, const shape_t& grid, const pool_halo_geometry& g) : comm_(comm) {
+    box_halo_step(MPI_Comm comm, const shape_t& global, const shape_t& grid, const layer_halo_geometry& g)
+        : comm_(comm) {
         int rank = 0, size = 0;
         MPI_Comm_rank(comm_, &rank);
         MPI_Comm_size(comm_, &size);
@@ -490,7 +491,8 @@ std::unique_ptr<step> make_mpi_step(const workload& w, const std::shared_ptr<com
         case primitive_kind::repartition: return std::make_unique<alltoallv_step>(comm, w.shape[0], w.shape[1]);
         case primitive_kind::halo_exchange: return std::make_unique<halo_step>(comm, w.shape, w.worker_grid());
         case primitive_kind::pool_halo:
-            return std::make_unique<box_halo_step>(comm, w.shape, w.worker_grid(), pool_halo_geometry{});
+        case primitive_kind::conv_halo:
+            return std::make_unique<box_halo_step>(comm, w.shape, w.worker_grid(), layer_halo_geometry_of(w.kind));
     }
     DISTDL_REQUIRE(false, "make_mpi_step: unknown primitive");
     return nullptr;

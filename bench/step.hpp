@@ -23,7 +23,7 @@ class step {
 // exchange; rank 0), or element `flat` of worker `rank`'s piece (the others). Integers far
 // below 2^53, so every sum is exact whatever order a reduction adds in.
 inline double input_value(std::size_t flat, int rank) { return static_cast<double>(flat) + 1e8 * rank; }
-// The f32 inputs (pool_halo): small integers, so that a float sum of a few of them is exact.
+// The f32 inputs (the layer halos): small integers, so that a float sum of a few of them is exact.
 inline float pool_input_value(std::size_t flat) { return static_cast<float>(flat % 4096); }
 
 // distdl's primitive for the workload (collective over `world`, which has w.workers ranks).

@@ -32,6 +32,7 @@ std::string workload::primitive_name() const {
         case primitive_kind::repartition: return "repartition";
         case primitive_kind::halo_exchange: return "halo_exchange";
         case primitive_kind::pool_halo: return "pool_halo";
+        case primitive_kind::conv_halo: return "conv_halo";
     }
     return "unknown";
 }
@@ -48,7 +49,8 @@ shape_t workload::worker_grid() const {
         case primitive_kind::halo_exchange: return square_grid(workers);
         case primitive_kind::all_sum_reduce: return {n};
         case primitive_kind::repartition: return {1, n};  // to {n, 1}
-        case primitive_kind::pool_halo: {
+        case primitive_kind::pool_halo:
+        case primitive_kind::conv_halo: {
             const shape_t spatial = square_grid(workers);
             return {1, 1, spatial[0], spatial[1]};
         }
@@ -56,11 +58,19 @@ shape_t workload::worker_grid() const {
     return {n};
 }
 
-std::size_t workload::element_bytes() const { return kind == primitive_kind::pool_halo ? sizeof(float) : sizeof(double); }
+bool is_layer_halo(primitive_kind kind) { return kind == primitive_kind::pool_halo || kind == primitive_kind::conv_halo; }
+
+layer_halo_geometry layer_halo_geometry_of(primitive_kind kind) {
+    layer_halo_geometry g;
+    if (kind == primitive_kind::pool_halo) g.stride = {1, 1, 2, 2};
+    return g;
+}
+
+std::size_t workload::element_bytes() const { return is_layer_halo(kind) ? sizeof(float) : sizeof(double); }
 
 std::string workload::describe() const {
     const std::string grid = "[" + join(worker_grid(), ",") + "]";
-    const std::string tensor = join(shape, "x") + (kind == primitive_kind::pool_halo ? " f32" : " f64");
+    const std::string tensor = join(shape, "x") + (is_layer_halo(kind) ? " f32" : " f64");
     switch (kind) {
         case primitive_kind::broadcast: return "1 -> " + grid + ", " + tensor;
         case primitive_kind::sum_reduce: return grid + " -> 1, " + tensor;
@@ -69,6 +79,7 @@ std::string workload::describe() const {
             return "[1," + std::to_string(workers) + "] -> [" + std::to_string(workers) + ",1], " + tensor;
         case primitive_kind::halo_exchange: return grid + ", " + tensor + ", 3x3 kernel, padding 1";
         case primitive_kind::pool_halo: return grid + ", " + tensor + ", 3x3 kernel, stride 2, padding 1 (pooling)";
+        case primitive_kind::conv_halo: return grid + ", " + tensor + ", 3x3 kernel, padding 1 (convolution)";
     }
     return tensor;
 }
@@ -80,7 +91,8 @@ std::size_t workload::bytes_per_worker() const {
         case primitive_kind::all_sum_reduce: return volume(shape) * sizeof(double);
         case primitive_kind::repartition:
         case primitive_kind::halo_exchange:
-        case primitive_kind::pool_halo: {
+        case primitive_kind::pool_halo:
+        case primitive_kind::conv_halo: {
             // The first worker's piece (the largest under the balanced split).
             const shape_t grid = worker_grid();
             std::size_t v = 1;
@@ -114,8 +126,10 @@ std::vector<workload> all_workloads() {
         const std::size_t n = w == 4 ? 2048 : 4096;
         all.push_back({k::repartition, w, "large", {n, n}});
         all.push_back({k::halo_exchange, w, "large", {1024 * side, 1024 * side}});
-        // The pooling layer's halo (issue 10): 8 MiB of f32 per worker, 4 workers only.
+        // The halos of the pooling and convolution benchmarks (issue 10): 8 MiB of f32 per
+        // worker, 4 workers only.
         if (w == 4) all.push_back({k::pool_halo, w, "large", {8, 16, 256, 256}});
+        if (w == 4) all.push_back({k::conv_halo, w, "large", {8, 16, 256, 256}});
     }
     return all;
 }

@@ -10,23 +10,27 @@
 
 namespace distdl::bench {
 
-// pool_halo: HaloExchange with the pooling layer's geometry (issue 10), f32 4-d tensors.
-enum class primitive_kind { broadcast, sum_reduce, all_sum_reduce, repartition, halo_exchange, pool_halo };
+// pool_halo, conv_halo: HaloExchange with the geometry of the layers' benchmarks (issue 10),
+// f32 4-d tensors: MaxPool2d(3, stride 2, padding 1) and FeatureConv2d's 3x3 with padding 1.
+enum class primitive_kind { broadcast, sum_reduce, all_sum_reduce, repartition, halo_exchange, pool_halo, conv_halo };
 
-// The pool_halo geometry per tensor dimension (batch, channels, height, width): a 3x3 kernel,
-// stride 2, padding 1 in the spatial dimensions (MaxPool2d(3, 2, 1)); dilation 1.
-struct pool_halo_geometry {
+bool is_layer_halo(primitive_kind kind);
+
+// A layer halo's geometry per tensor dimension (batch, channels, height, width): a 3x3 kernel,
+// padding 1 in the spatial dimensions, stride 2 (pool_halo) or 1 (conv_halo); dilation 1.
+struct layer_halo_geometry {
     shape_t kernel_size{1, 1, 3, 3};
-    shape_t stride{1, 1, 2, 2};
+    shape_t stride{1, 1, 1, 1};
     shape_t padding{0, 0, 1, 1};
 };
+layer_halo_geometry layer_halo_geometry_of(primitive_kind kind);
 
 struct workload {
     primitive_kind kind;
     int workers;
     std::string size;  // size class: "small" (~1 KiB per worker), "large" (8 MiB), "issue" (issue 7's small shapes)
     // broadcast, sum_reduce, all_sum_reduce: the local piece each source worker holds;
-    // repartition, halo_exchange, pool_halo: the global tensor.
+    // repartition and the halo exchanges: the global tensor.
     shape_t shape;
 
     std::string primitive_name() const;
@@ -39,7 +43,7 @@ struct workload {
     std::size_t bytes_per_worker() const;
     // Partition shapes: grid of the workers for this primitive.
     shape_t worker_grid() const;
-    // Bytes of one element (8: f64; 4 for pool_halo, f32).
+    // Bytes of one element (8: f64; 4 for the layer halos, f32).
     std::size_t element_bytes() const;
 };
 
