@@ -44,10 +44,11 @@ tensor<T> vector_block(const tensor<T>& v, std::size_t parts, std::size_t part) 
     return out;
 }
 
-// Same shape and every element within the tolerance of T relative to the largest |want|.
+// Same shape and every element within the tolerance of T relative to the largest |want|, or to
+// `scale` when larger (the largest |value| of the whole tensor that `want` is a piece of).
 template <class T>
-void check_close(const tensor<T>& got, const tensor<T>& want, const std::string& what) {
-    const auto compared = verify::compare_piece(got, want, false, arithmetic_tolerance<T>(), what);
+void check_close(const tensor<T>& got, const tensor<T>& want, const std::string& what, double scale = 0) {
+    const auto compared = verify::compare_piece(got, want, false, arithmetic_tolerance<T>(), what, scale);
     if (!compared.problem.empty()) DCHECK_FAIL_(compared.problem);
 }
 
