@@ -116,7 +116,7 @@ std::unique_ptr<step> make_distdl_step(const workload& w, const std::shared_ptr<
             const layer_halo_geometry p = layer_halo_geometry_of(w.kind);
             const kernel_geometry g{p.kernel_size, p.stride, p.padding, shape_t(p.stride.size(), 1)};
             return std::make_unique<module_step<float>>(std::make_unique<halo_exchange<float>>(P_x, w.shape, g),
-                                                        piece<float>(P_x, w.shape, pool_input_value));
+                                                        piece<float>(P_x, w.shape, layer_halo_input_value));
         }
     }
     DISTDL_REQUIRE(false, "make_distdl_step: unknown primitive");

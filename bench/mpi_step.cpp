@@ -289,7 +289,7 @@ class box_halo_step final : public step {
                 rest /= owned_shape_[d];
                 scale *= global[d];
             }
-            x_[i] = pool_input_value(flat);
+            x_[i] = layer_halo_input_value(flat);
         }
         y_.assign(volume(window_shape_), 0.0f);  // the padding stays zero
         dx_.assign(x_.size(), 0.0f);

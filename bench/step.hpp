@@ -24,7 +24,7 @@ class step {
 // below 2^53, so every sum is exact whatever order a reduction adds in.
 inline double input_value(std::size_t flat, int rank) { return static_cast<double>(flat) + 1e8 * rank; }
 // The f32 inputs (the layer halos): small integers, so that a float sum of a few of them is exact.
-inline float pool_input_value(std::size_t flat) { return static_cast<float>(flat % 4096); }
+inline float layer_halo_input_value(std::size_t flat) { return static_cast<float>(flat % 4096); }
 
 // distdl's primitive for the workload (collective over `world`, which has w.workers ranks).
 std::unique_ptr<step> make_distdl_step(const workload& w, const std::shared_ptr<communicator>& world);

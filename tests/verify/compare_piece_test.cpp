@@ -2,6 +2,8 @@
 // judged against the magnitude of the whole tensor, and a wrong value still fails.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "verify/checks.hpp"
 
 namespace {
