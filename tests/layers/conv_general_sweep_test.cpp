@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <numeric>
 #include <random>
 #include <sstream>
 
@@ -25,6 +24,7 @@
 #include "simulator/run.hpp"
 #include "tests/layers/conv_sweep_draw.hpp"
 #include "tests/layers/layer_test_util.hpp"
+#include "tests/layers/sweep_util.hpp"
 
 namespace {
 
@@ -36,10 +36,8 @@ struct general_case {
     shape_t P_x, P_y, P_w, extent, k, s, p, d;
     std::vector<int> x_workers, y_workers, w_workers;
     bool bias = true, shape_given = false, single = false;
-    // Between the two calls, one refused call: a piece of x (refusal 1) or of dy (refusal 2) with
-    // one channel too many on worker `refuser` of P_x or P_y (refusal 0: none).
-    int refusal = 0;
-    std::size_t refuser = 0;
+    // Between the two calls, now and then a refused call: an x or dy with one channel too many.
+    distdl::testing::refusal refused;
     std::string describe() const {
         std::ostringstream o;
         auto list = [&](const std::vector<int>& v) {
@@ -52,7 +50,7 @@ struct general_case {
           << distdl::format_list(extent) << " k " << distdl::format_list(k) << " s " << distdl::format_list(s)
           << " p " << distdl::format_list(p) << " d " << distdl::format_list(d) << " " << in << "->" << out
           << (bias ? "" : " no bias") << (shape_given ? " input_shape given" : "");
-        if (refusal != 0) o << ", then a bad " << (refusal == 1 ? "x on P_x" : "dy on P_y") << " worker " << refuser;
+        if (refused.kind != distdl::testing::refusal::none) o << ", then a bad " << refused.names(x_workers, y_workers);
         return o.str();
     }
 };
@@ -97,81 +95,17 @@ general_case draw(std::mt19937_64& rng) {
     for (auto* shape : {&c.P_x, &c.P_y, &c.P_w}) shape->insert(shape->end(), P_spatial.begin(), P_spatial.end());
     const std::size_t w_size = P_co * P_ci * spatial_workers;
     c.world = w_size + pick(0, 2);
-    auto workers = [&](std::size_t count) {
-        std::vector<int> all(c.world);
-        std::iota(all.begin(), all.end(), 0);
-        std::shuffle(all.begin(), all.end(), rng);
-        all.resize(count);
-        return all;
-    };
+    auto workers = [&](std::size_t count) { return distdl::testing::random_workers(rng, c.world, count); };
     c.w_workers = workers(w_size);
     c.x_workers = workers(P_ci * spatial_workers);
     // Now and then P_x = P_w (the feature layout, and the benchmark's general one): no broadcast
     // of the windows, the halo window is the kernel's input.
     if (P_co == 1 && (direct_windows || pick(0, 1) == 0)) c.x_workers = c.w_workers;
     c.y_workers = workers(P_co * spatial_workers);
-    c.refusal = static_cast<int>(pick(0, 5) < 2 ? pick(1, 2) : 0);
-    c.refuser = pick(0, (c.refusal == 1 ? c.x_workers.size() : c.y_workers.size()) - 1);
+    using refusal = distdl::testing::refusal;
+    c.refused.kind = pick(0, 5) >= 2 ? refusal::none : pick(0, 1) ? refusal::x_piece : refusal::dy_piece;
+    c.refused.refuser = pick(0, (c.refused.kind == refusal::x_piece ? c.x_workers : c.y_workers).size() - 1);
     return c;
-}
-
-int position(const std::vector<int>& workers, int rank) {
-    const auto it = std::find(workers.begin(), workers.end(), rank);
-    return it == workers.end() ? -1 : static_cast<int>(it - workers.begin());
-}
-
-// A piece with one channel more than `piece`.
-template <class T>
-tensor<T> one_channel_more(const tensor<T>& piece) {
-    shape_t shape = distdl::shape_of(piece);
-    ++shape[1];
-    return tensor<T>(shape, T(1));
-}
-
-// The refused call of case c on this worker (P_x index px, P_y index py; -1: not in it), the
-// pieces of call `e`; `thrown` gets what it threw (empty: nothing).
-template <class T, class E>
-void refuse(distdl::general_conv<T>& layer, const E& e, int px, int py, std::string& thrown, const general_case& c) {
-    tensor<T> y, dx;
-    try {
-        if (c.refusal == 1) {
-            const bool bad = px == static_cast<int>(c.refuser);
-            layer.forward(px < 0 ? distdl::zero_volume<T>() : bad ? one_channel_more(e.x[std::size_t(px)])
-                                                                   : e.x[std::size_t(px)],
-                          y);
-        } else {
-            layer.forward(px < 0 ? distdl::zero_volume<T>() : e.x[std::size_t(px)], y);
-            const bool bad = py == static_cast<int>(c.refuser);
-            layer.adjoint(py < 0 ? distdl::zero_volume<T>() : bad ? one_channel_more(e.dy[std::size_t(py)])
-                                                                   : e.dy[std::size_t(py)],
-                          dx);
-        }
-    } catch (const distdl::invalid_argument& error) {
-        thrown = error.what();
-    }
-}
-
-// Whether the refused call threw the same message, naming the refusing worker, on every worker
-// of the layer and nothing elsewhere (empty: so).
-std::string refusal_problem(const general_case& c, const std::vector<std::string>& thrown) {
-    const int refuser = static_cast<int>((c.refusal == 1 ? c.x_workers : c.y_workers)[c.refuser]);
-    const std::string names = (c.refusal == 1 ? "x on P_x worker " : "dy on P_y worker ") +
-                              std::to_string(c.refuser) + " (world rank " + std::to_string(refuser) + ")";
-    for (std::size_t r = 0; r < thrown.size(); ++r) {
-        const int rank = static_cast<int>(r);
-        const bool in_layer = position(c.x_workers, rank) >= 0 || position(c.y_workers, rank) >= 0 ||
-                              position(c.w_workers, rank) >= 0;
-        if (!in_layer) {
-            if (!thrown[r].empty()) return "worker " + std::to_string(r) + " outside the layer threw " + thrown[r];
-            continue;
-        }
-        if (thrown[r].find(names) == std::string::npos)
-            return "worker " + std::to_string(r) + " threw \"" + thrown[r] + "\", which does not name " + names;
-        if (thrown[r] != thrown[std::size_t(refuser)])
-            return "worker " + std::to_string(r) + " threw \"" + thrown[r] + "\", the refusing worker \"" +
-                   thrown[std::size_t(refuser)] + "\"";
-    }
-    return {};
 }
 
 // Runs one case on the simulator; returns the first problem (empty: none).
@@ -226,6 +160,7 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
         const auto P_y = distdl::testing::make_partition(world, c.y_workers, c.P_y);
         const auto P_w = distdl::testing::make_partition(world, c.w_workers, c.P_w);
         distdl::general_conv<T> layer(c.dims, P_x, P_y, P_w, c.in, c.out, options);
+        using distdl::testing::position;
         const int px = position(c.x_workers, me), py = position(c.y_workers, me), pw = position(c.w_workers, me);
         std::string& problem = problems[static_cast<std::size_t>(me)];
         auto note = [&](const tensor<T>& got, const tensor<T>& want, const std::string& what, double scale) {
@@ -235,7 +170,9 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
         tensor<T> y, dx;
         for (std::size_t call = 0; call < 2; ++call) {
             const auto& e = calls[call];
-            if (call == 1 && c.refusal != 0) refuse(layer, calls[0], px, py, refusals[std::size_t(me)], c);
+            if (call == 1 && c.refused.kind != distdl::testing::refusal::none)
+                refusals[std::size_t(me)] =
+                    distdl::testing::refused_call<T>(layer, calls[0].x, calls[0].dy, px, py, c.refused);
             const std::string when = call == 0 ? " (first call)" : " (second call)";
             layer.forward(px >= 0 ? e.x[std::size_t(px)] : distdl::zero_volume<T>(), y);
             if (py >= 0) note(y, e.y[std::size_t(py)], "output" + when, e.y_scale);
@@ -257,7 +194,8 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
     });
     for (std::size_t r = 0; r < problems.size(); ++r)
         if (!problems[r].empty()) return "worker " + std::to_string(r) + ": " + problems[r];
-    return c.refusal == 0 ? std::string() : refusal_problem(c, refusals);
+    if (c.refused.kind == distdl::testing::refusal::none) return {};
+    return distdl::testing::refusal_problem(c.refused, c.x_workers, c.y_workers, c.w_workers, refusals);
 }
 
 TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geometries) {
@@ -271,7 +209,7 @@ TEST(conv_sweep, general_conv_matches_reference_for_random_partitions_and_geomet
         both_splits += channels && spatial;
         idle_workers += c.world > c.w_workers.size();
         fewer_channels += c.in < c.P_w[1] || c.out < c.P_w[0];
-        refusals += c.refusal != 0;
+        refusals += c.refused.kind != distdl::testing::refusal::none;
         const bool unit_steps = std::all_of(c.s.begin(), c.s.end(), [](std::size_t s) { return s == 1; }) &&
                                 std::all_of(c.d.begin(), c.d.end(), [](std::size_t d) { return d == 1; });
         windows_direct += c.single && c.dims == 2 && spatial && unit_steps && c.x_workers == c.w_workers;
