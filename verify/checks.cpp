@@ -97,10 +97,16 @@ double adjoint_error(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y
 }
 
 template <class T>
+double largest_magnitude(const tensor<T>& t) {
+    double largest = 0;
+    for (const T v : t) largest = std::max(largest, static_cast<double>(std::abs(v)));
+    return largest;
+}
+
+template <class T>
 double largest_magnitude(const std::vector<tensor<T>>& pieces) {
     double largest = 0;
-    for (const auto& piece : pieces)
-        for (const T v : piece) largest = std::max(largest, static_cast<double>(std::abs(v)));
+    for (const auto& piece : pieces) largest = std::max(largest, largest_magnitude(piece));
     return largest;
 }
 
@@ -108,6 +114,8 @@ template piece_comparison compare_piece<float>(const tensor<float>&, const tenso
                                                const std::string&, double);
 template piece_comparison compare_piece<double>(const tensor<double>&, const tensor<double>&, bool, double,
                                                 const std::string&, double);
+template double largest_magnitude<float>(const tensor<float>&);
+template double largest_magnitude<double>(const tensor<double>&);
 template double largest_magnitude<float>(const std::vector<tensor<float>>&);
 template double largest_magnitude<double>(const std::vector<tensor<double>>&);
 template double dot<float>(const tensor<float>&, const tensor<float>&);

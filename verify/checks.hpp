@@ -33,7 +33,9 @@ template <class T>
 piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,
                                const std::string& what, double scale = 0);
 
-// The largest |value| over pieces of one tensor (compare_piece's scale).
+// The largest |value| of a tensor, or over pieces of one tensor (compare_piece's scale).
+template <class T>
+double largest_magnitude(const tensor<T>& t);
 template <class T>
 double largest_magnitude(const std::vector<tensor<T>>& pieces);
 

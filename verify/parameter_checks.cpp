@@ -27,11 +27,11 @@ bool pairable(const tensor<T>& a, const tensor<T>& b) {
 // The largest |value| of a parameter's whole gradient: over every worker's block of that name.
 template <class T>
 double gradient_scale(const std::vector<std::vector<parameter<T>>>& all, const std::string& name) {
-    std::vector<tensor<T>> blocks;
+    double largest = 0;
     for (const auto& list : all)
         for (const auto& p : list)
-            if (p.name == name) blocks.push_back(p.grad);
-    return largest_magnitude(blocks);
+            if (p.name == name) largest = std::max(largest, largest_magnitude(p.grad));
+    return largest;
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ namespace {
 
 using distdl::shape_t;
 using distdl::tensor;
+using distdl::verify::largest_magnitude;
 
 struct general_case {
     std::size_t dims = 1, in = 1, out = 1, world = 1;
@@ -123,7 +124,6 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
     const auto model = distdl::conv_initial_parameters<T>(spec);
     const distdl::ref::conv_geometry g{c.s, c.p, c.d};
     const double tolerance = distdl::testing::arithmetic_tolerance<T>();
-    auto largest = [](const std::vector<tensor<T>>& t) { return distdl::verify::largest_magnitude(t); };
 
     struct expected {
         std::vector<tensor<T>> x, y, dy, dx;
@@ -150,7 +150,7 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
         dw_terms += distdl::ref::conv_adjoint_weight(x_abs, dy_abs, spec.weight_shape(), g);
         db_terms += distdl::ref::conv_adjoint_bias(dy_abs);
         calls.push_back({distdl::ref::split(x, c.P_x), distdl::ref::split(y, c.P_y), distdl::ref::split(dy, c.P_y),
-                         distdl::ref::split(dx, c.P_x), largest({y_terms}), largest({dx_terms})});
+                         distdl::ref::split(dx, c.P_x), largest_magnitude(y_terms), largest_magnitude(dx_terms)});
     }
 
     std::vector<std::string> problems(c.world), refusals(c.world);
@@ -188,9 +188,11 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
         const std::size_t i1 = distdl::balanced_stop(c.in, c.P_w[1], at[1]);
         const auto params = layer.parameters();
         xt::xstrided_slice_vector block{xt::range(o0, o1), xt::range(i0, i1), xt::ellipsis()};
-        note(params.at(0)->grad, tensor<T>(xt::strided_view(dw, block)), "weight gradient", largest({dw_terms}));
+        note(params.at(0)->grad, tensor<T>(xt::strided_view(dw, block)), "weight gradient",
+             largest_magnitude(dw_terms));
         if (c.bias && at[1] == 0)
-            note(params.at(1)->grad, tensor<T>(xt::view(db, xt::range(o0, o1))), "bias gradient", largest({db_terms}));
+            note(params.at(1)->grad, tensor<T>(xt::view(db, xt::range(o0, o1))), "bias gradient",
+                 largest_magnitude(db_terms));
     });
     for (std::size_t r = 0; r < problems.size(); ++r)
         if (!problems[r].empty()) return "worker " + std::to_string(r) + ": " + problems[r];

@@ -23,6 +23,7 @@ namespace {
 
 using distdl::shape_t;
 using distdl::tensor;
+using distdl::verify::largest_magnitude;
 using distdl::testing::refusal;
 
 struct linear_case {
@@ -73,7 +74,6 @@ std::string run_case(const linear_case& c, std::uint64_t seed) {
     const auto model = distdl::linear_initial_parameters<T>(c.in, c.out, options);
     const tensor<T> w_abs = xt::abs(model.weight), b_abs = xt::abs(model.bias);
     const double tolerance = distdl::testing::arithmetic_tolerance<T>();
-    auto largest = [](const tensor<T>& t) { return distdl::verify::largest_magnitude(std::vector<tensor<T>>{t}); };
     const shape_t P_x{1, c.P_fi}, P_y{1, c.P_fo}, P_W{c.P_fo, c.P_fi};
 
     struct expected {
@@ -99,7 +99,7 @@ std::string run_case(const linear_case& c, std::uint64_t seed) {
             db_terms += distdl::ref::linear_adjoint_bias(dy_abs);
         }
         calls.push_back({distdl::ref::split(x, P_x), distdl::ref::split(y, P_y), distdl::ref::split(dy, P_y),
-                         distdl::ref::split(dx, P_x), largest(y_terms), largest(dx_terms)});
+                         distdl::ref::split(dx, P_x), largest_magnitude(y_terms), largest_magnitude(dx_terms)});
     }
 
     std::vector<std::string> problems(c.world), refusals(c.world);
@@ -134,9 +134,10 @@ std::string run_case(const linear_case& c, std::uint64_t seed) {
         const std::size_t r = std::size_t(pw) / c.P_fi, col = std::size_t(pw) % c.P_fi;
         const auto params = layer.parameters();
         note(params.at(0)->grad, distdl::testing::matrix_block(dw, c.P_fo, r, c.P_fi, col), "weight gradient",
-             largest(dw_terms));
+             largest_magnitude(dw_terms));
         if (c.bias && col == 0)
-            note(params.at(1)->grad, distdl::testing::vector_block(db, c.P_fo, r), "bias gradient", largest(db_terms));
+            note(params.at(1)->grad, distdl::testing::vector_block(db, c.P_fo, r), "bias gradient",
+                 largest_magnitude(db_terms));
     });
     for (std::size_t r = 0; r < problems.size(); ++r)
         if (!problems[r].empty()) return "worker " + std::to_string(r) + ": " + problems[r];
