@@ -10,6 +10,7 @@
 #include "reference/conv.hpp"
 #include "reference/repartition.hpp"
 #include "tests/layers/layer_test_util.hpp"
+#include "verify/runners/pieces.hpp"
 
 namespace {
 
@@ -38,11 +39,6 @@ struct conv_setup {
     }
 };
 
-int position(const std::vector<int>& workers, int rank) {
-    auto it = std::find(workers.begin(), workers.end(), rank);
-    return it == workers.end() ? -1 : static_cast<int>(it - workers.begin());
-}
-
 distdl::ref::conv_geometry geometry_of(const distdl::conv_spec& s) { return {s.stride, s.padding, s.dilation}; }
 
 // Forward and adjoint for batches 2, 1, 0, 2 against the reference; then the parameters.
@@ -58,7 +54,9 @@ void check_conv(const std::shared_ptr<distdl::communicator>& world, const conv_s
     const auto model = distdl::conv_initial_parameters<T>(spec);
     const auto g = geometry_of(spec);
     const int me = world->rank();
-    const int px = position(s.x_workers, me), py = position(s.y_workers, me), pw = position(s.w_workers, me);
+    using distdl::verify::runners::rank_in;
+    const auto w = std::size_t(me);
+    const int px = rank_in(s.x_workers, w), py = rank_in(s.y_workers, w), pw = rank_in(s.w_workers, w);
 
     tensor<T> y, dx;  // reused across calls, as a training loop would
     tensor<T> dw_sum = xt::zeros<T>(spec.weight_shape());

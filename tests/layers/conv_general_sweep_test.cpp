@@ -160,8 +160,9 @@ std::string run_case(const general_case& c, std::uint64_t seed) {
         const auto P_y = distdl::testing::make_partition(world, c.y_workers, c.P_y);
         const auto P_w = distdl::testing::make_partition(world, c.w_workers, c.P_w);
         distdl::general_conv<T> layer(c.dims, P_x, P_y, P_w, c.in, c.out, options);
-        using distdl::testing::position;
-        const int px = position(c.x_workers, me), py = position(c.y_workers, me), pw = position(c.w_workers, me);
+        using distdl::verify::runners::rank_in;
+        const auto w = std::size_t(me);
+        const int px = rank_in(c.x_workers, w), py = rank_in(c.y_workers, w), pw = rank_in(c.w_workers, w);
         std::string& problem = problems[static_cast<std::size_t>(me)];
         auto note = [&](const tensor<T>& got, const tensor<T>& want, const std::string& what, double scale) {
             const auto r = distdl::verify::compare_piece(got, want, false, tolerance, what, scale);

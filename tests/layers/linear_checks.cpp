@@ -5,6 +5,7 @@
 #include "layers/linear.hpp"
 #include "reference/linear.hpp"
 #include "tests/layers/layer_test_util.hpp"
+#include "verify/runners/pieces.hpp"
 
 namespace {
 
@@ -34,11 +35,6 @@ struct linear_setup {
     }
 };
 
-int position(const std::vector<int>& workers, int rank) {
-    auto it = std::find(workers.begin(), workers.end(), rank);
-    return it == workers.end() ? -1 : static_cast<int>(it - workers.begin());
-}
-
 // Forward and adjoint for each batch in turn (shapes change between calls, then repeat),
 // against the reference on the global tensors; then the parameters on their owners.
 template <class T>
@@ -50,7 +46,9 @@ void check_linear(const std::shared_ptr<distdl::communicator>& world, const line
     distributed_linear<T> layer(P_x, P_y, P_W, s.in, s.out, options);
     const auto model = distdl::linear_initial_parameters<T>(s.in, s.out, options);
     const int me = world->rank();
-    const int px = position(s.x_workers, me), py = position(s.y_workers, me), pw = position(s.w_workers, me);
+    using distdl::verify::runners::rank_in;
+    const auto w = std::size_t(me);
+    const int px = rank_in(s.x_workers, w), py = rank_in(s.y_workers, w), pw = rank_in(s.w_workers, w);
 
     tensor<T> y, dx;  // reused across calls, as a training loop would
     tensor<T> dW_sum = xt::zeros<T>(shape_t{s.out, s.in});

@@ -109,8 +109,9 @@ std::string run_case(const linear_case& c, std::uint64_t seed) {
         const auto py_part = distdl::testing::make_partition(world, c.y_workers, P_y);
         const auto pw_part = distdl::testing::make_partition(world, c.w_workers, P_W);
         distdl::distributed_linear<T> layer(px_part, py_part, pw_part, c.in, c.out, options);
-        using distdl::testing::position;
-        const int px = position(c.x_workers, me), py = position(c.y_workers, me), pw = position(c.w_workers, me);
+        using distdl::verify::runners::rank_in;
+        const auto w = std::size_t(me);
+        const int px = rank_in(c.x_workers, w), py = rank_in(c.y_workers, w), pw = rank_in(c.w_workers, w);
         std::string& problem = problems[std::size_t(me)];
         auto note = [&](const tensor<T>& got, const tensor<T>& want, const std::string& what, double scale) {
             const auto r = distdl::verify::compare_piece(got, want, false, tolerance, what, scale);

@@ -9,14 +9,9 @@
 
 #include "core/error.hpp"
 #include "core/module.hpp"
+#include "verify/runners/pieces.hpp"
 
 namespace distdl::testing {
-
-// The index of world rank `rank` in `workers` (-1: not there).
-inline int position(const std::vector<int>& workers, int rank) {
-    const auto it = std::find(workers.begin(), workers.end(), rank);
-    return it == workers.end() ? -1 : static_cast<int>(it - workers.begin());
-}
 
 // `count` distinct ranks of a world of `world`, in random order.
 inline std::vector<int> random_workers(std::mt19937_64& rng, std::size_t world, std::size_t count) {
@@ -28,10 +23,10 @@ inline std::vector<int> random_workers(std::mt19937_64& rng, std::size_t world, 
 }
 
 // A refused call between two good ones: worker `refuser` of P_x gives x (kind x_piece), or of
-// P_y gives dy (kind dy_piece), with dimension `dim` one longer than it should be.
+// P_y gives dy (kind dy_piece), with one channel or feature (dimension 1) too many.
 struct refusal {
     enum kind_t { none, x_piece, dy_piece } kind = none;
-    std::size_t refuser = 0, dim = 1;
+    std::size_t refuser = 0;
     // "x on P_x worker 2 (world rank 5)": what every worker's message must name.
     std::string names(const std::vector<int>& x_workers, const std::vector<int>& y_workers) const {
         const int rank = (kind == x_piece ? x_workers : y_workers)[refuser];
@@ -49,7 +44,7 @@ std::string refused_call(module<T>& layer, const std::vector<tensor<T>>& x, cons
         if (at < 0) return zero_volume<T>();
         if (!bad) return pieces[std::size_t(at)];
         shape_t shape = shape_of(pieces[std::size_t(at)]);
-        ++shape[r.dim];
+        ++shape[1];
         return tensor<T>(shape, T(1));
     };
     tensor<T> y, dx;
@@ -70,9 +65,8 @@ inline std::string refusal_problem(const refusal& r, const std::vector<int>& x_w
     const std::string names = r.names(x_workers, y_workers);
     const auto refuser = std::size_t((r.kind == refusal::x_piece ? x_workers : y_workers)[r.refuser]);
     for (std::size_t w = 0; w < thrown.size(); ++w) {
-        const int rank = static_cast<int>(w);
-        const bool in_layer =
-            position(x_workers, rank) >= 0 || position(y_workers, rank) >= 0 || position(w_workers, rank) >= 0;
+        using verify::runners::rank_in;
+        const bool in_layer = rank_in(x_workers, w) >= 0 || rank_in(y_workers, w) >= 0 || rank_in(w_workers, w) >= 0;
         if (!in_layer) {
             if (!thrown[w].empty()) return "worker " + std::to_string(w) + " outside the layer threw " + thrown[w];
             continue;
