@@ -40,17 +40,13 @@ struct general_case {
     // Between the two calls, now and then a refused call: an x or dy with one channel too many.
     distdl::testing::refusal refused;
     std::string describe() const {
+        using distdl::format_list;
         std::ostringstream o;
-        auto list = [&](const std::vector<int>& v) {
-            std::vector<std::size_t> u(v.begin(), v.end());
-            return distdl::format_list(u);
-        };
-        o << dims << "-d " << (single ? "float" : "double") << " world " << world << " P_x "
-          << distdl::format_list(P_x) << " on " << list(x_workers) << " P_y " << distdl::format_list(P_y) << " on "
-          << list(y_workers) << " P_w " << distdl::format_list(P_w) << " on " << list(w_workers) << " L "
-          << distdl::format_list(extent) << " k " << distdl::format_list(k) << " s " << distdl::format_list(s)
-          << " p " << distdl::format_list(p) << " d " << distdl::format_list(d) << " " << in << "->" << out
-          << (bias ? "" : " no bias") << (shape_given ? " input_shape given" : "");
+        o << dims << "-d " << (single ? "float" : "double") << " world " << world << " P_x " << format_list(P_x)
+          << " on " << format_list(x_workers) << " P_y " << format_list(P_y) << " on " << format_list(y_workers)
+          << " P_w " << format_list(P_w) << " on " << format_list(w_workers) << " L " << format_list(extent) << " k "
+          << format_list(k) << " s " << format_list(s) << " p " << format_list(p) << " d " << format_list(d) << " "
+          << in << "->" << out << (bias ? "" : " no bias") << (shape_given ? " input_shape given" : "");
         if (refused.kind != distdl::testing::refusal::none) o << ", then a bad " << refused.names(x_workers, y_workers);
         return o.str();
     }

@@ -33,15 +33,12 @@ struct linear_case {
     std::size_t batches[3] = {1, 1, 1};
     refusal refused;
     std::string describe() const {
+        using distdl::format_list;
         std::ostringstream o;
-        auto list = [&](const std::vector<int>& v) {
-            std::vector<std::size_t> u(v.begin(), v.end());
-            return distdl::format_list(u);
-        };
-        o << (single ? "float" : "double") << " world " << world << " P_x [1," << P_fi << "] on " << list(x_workers)
-          << " P_y [1," << P_fo << "] on " << list(y_workers) << " P_W [" << P_fo << "," << P_fi << "] on "
-          << list(w_workers) << " " << in << "->" << out << (bias ? "" : " no bias") << " batches " << batches[0]
-          << "," << batches[1] << "," << batches[2];
+        o << (single ? "float" : "double") << " world " << world << " P_x [1," << P_fi << "] on "
+          << format_list(x_workers) << " P_y [1," << P_fo << "] on " << format_list(y_workers) << " P_W [" << P_fo
+          << "," << P_fi << "] on " << format_list(w_workers) << " " << in << "->" << out << (bias ? "" : " no bias")
+          << " batches " << format_list(batches);
         if (refused.kind != refusal::none) o << ", a bad " << refused.names(x_workers, y_workers) << " before the last";
         return o.str();
     }
