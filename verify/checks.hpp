@@ -28,12 +28,14 @@ struct piece_comparison {
 // `what` names the piece in the problem text ("forward output"). `scale`: the largest |value|
 // of the whole reference tensor the piece belongs to (largest_magnitude). Rounding errors scale
 // with the terms summed, not with their sum, so a piece whose values all happen to cancel to
-// nearly 0 would fail a test relative to its own largest value alone.
+// nearly 0 would fail a test relative to its own largest value alone. A reference value that
+// is not finite (max pooling's −∞ for a window made only of padding) must be matched exactly.
 template <class T>
 piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,
                                const std::string& what, double scale = 0);
 
-// The largest |value| of a tensor, or over pieces of one tensor (compare_piece's scale).
+// The largest finite |value| of a tensor, or over pieces of one tensor (compare_piece's scale;
+// an infinite value would make every error relative to it 0).
 template <class T>
 double largest_magnitude(const tensor<T>& t);
 template <class T>
@@ -54,6 +56,9 @@ template <class T>
 double dot(const tensor<T>& a, const tensor<T>& b);
 
 // One worker's terms from its pieces x, F x, y and F* y (F x and y, x and F* y of equal volumes).
+// An infinite element of F x is a constant output, not part of the linear map (max pooling's
+// −∞ for a window made only of padding: its gradient goes nowhere), so it and y's element
+// there count as 0; the equivalence check has matched it with the reference exactly.
 template <class T>
 dot_terms dot_terms_of(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y, const tensor<T>& fty);
 

@@ -195,6 +195,9 @@ def channel_cases():
        (rng(0, 10), (5, 2)), [1, 3, 5, 6], 3, 9, 3, s=2, p=1)
     cc(3, "p3x1_no_bias", "P_w 3x1, 3-d, no bias, dilation 2", 3, ([0], 1), (rng(0, 3), 3), (rng(0, 3), (3, 1)),
        [1, 2, 5, 3, 3], 2, 3, 2, d=[2, 1, 1], bias=False)
+    cc(3, "depth_padding_beyond_stride_float32", "3-d, depth padding 3 beyond depth stride 2, 1 input channel on 3 "
+       "workers (oneDNN 2.6's weights pass is wrong there; the kernel avoids it)", 3, ([0, 2, 1], 3), ([1], 1),
+       (rng(0, 3), (1, 3)), [2, 1, 4, 7, 3], 1, 3, 4, s=[2, 1, 2], p=[3, 2, 3], d=[1, 1, 2], dtype="float32")
     cc(1, "batch0", "Batch 0 through the channel pipeline", 4, (rng(0, 2), 2), (rng(2, 4), 2), (rng(0, 4), (2, 2)),
        [0, 3, 5], 3, 3, 3)
     cc(1, "refuse_input_channels", "x has 5 channels, in_channels 4 (refused at the first forward; every worker is in "

@@ -114,6 +114,10 @@ def max_only_cases():
       [1, 1, 4, 4], [1, 1, 5, 6], 3, s=1, p=2, d=2)
     P(3, "dilation_mixed", "3-D dilation [1,2,3], kernel 2, stride 1, padding [1,2,3]", 8, rng(0, 8),
       [1, 1, 2, 2, 2], [1, 1, 4, 6, 8], 2, s=1, p=[1, 2, 3], d=[1, 2, 3])
+    P(2, "padding_only_windows", "Padding 2 beyond kernel 2: the first and last rows of windows hold padding only "
+      "(-inf, no gradient)", 4, rng(0, 4), [1, 1, 2, 2], [2, 2, 5, 6], 2, s=1, p=[2, 1])
+    P(1, "padding_only_windows_float32", "Kernel 1, padding 2 on 3 workers: windows of padding only at both ends, "
+      "float32", 3, [2, 0, 1], [1, 1, 3], [1, 2, 7], 1, s=1, p=2, dtype="float32")
 
 
 def avg_only_cases():

@@ -307,3 +307,21 @@ TEST(kernel_convolution, concurrent_objects_on_many_threads) {
     for (auto& th : threads) th.join();
     for (int t = 0; t < 6; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
+
+// oneDNN 2.6.3's AVX-512 weights pass gets these 3-d geometries wrong (depth padding beyond a
+// depth stride of 2 or more; kernels/conv_onednn.cpp), and writes outside its buffers: they
+// must come out right on every engine, with one channel (channels-last) and 16 (blocked).
+TEST(kernel_convolution, depth_padding_beyond_the_depth_stride_is_right) {
+    test::stream gen(17);
+    struct depth {
+        std::size_t k, s, p, length;
+    };
+    for (const depth d : {depth{4, 2, 3, 2}, depth{4, 2, 3, 4}, depth{5, 3, 4, 5}, depth{8, 2, 5, 8}})
+        for (const std::size_t channels : {1, 16}) {
+            conv_case c{{.in_channels = channels, .out_channels = channels == 1 ? 3 : 16, .kernel_size = {d.k, 2, 3},
+                         .stride = {d.s, 1, 2}, .padding = {d.p, 0, 1}, .bias = true},
+                        {2, channels, d.length, 3, 5}};
+            for (auto engine : {kernels::conv_engine::automatic, kernels::conv_engine::onednn})
+                check_against_reference<float>(c, engine, gen);
+        }
+}
