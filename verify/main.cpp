@@ -2,6 +2,8 @@
 // against the serial reference (sequential equivalence) and its own adjoint (dot-product test).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -14,6 +16,7 @@
 
 #include "mpi_backend/environment.hpp"
 #include "verify/case_file.hpp"
+#include "verify/random_cases.hpp"
 #include "verify/registry.hpp"
 #include "verify/report.hpp"
 #include "verify/transports.hpp"
@@ -24,7 +27,8 @@ using namespace distdl::verify;
 
 const char* usage_text =
     "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--max-world N] [--report DIR]\n"
-    "                     [--junit FILE] [--time-limit SECONDS] PATH...\n"
+    "                     [--junit FILE] [--time-limit SECONDS]\n"
+    "                     [--random N [--seed S] [--random-world W] [--random-out DIR]] [PATH...]\n"
     "\n"
     "Runs the verification cases in PATH (case files, or folders searched recursively for *.json,\n"
     "in sorted order). For each case: build the world on the chosen transport, the partitions and\n"
@@ -48,6 +52,17 @@ const char* usage_text =
     "                    skipped cases with the reason\n"
     "  --time-limit S    per-case time limit in seconds (default 30); past it the case fails\n"
     "                    (simulator) or the job is aborted (MPI)\n"
+    "  --random N        also run N random layer cases (after those of PATH, which may then be\n"
+    "                    left out): Linear, Feature/Channel/General/ConvNd, Max/AvgPoolNd, float32\n"
+    "                    and float64, random partitions on random worker lists, kernel sizes,\n"
+    "                    strides, paddings and dilations; every one must pass. Named\n"
+    "                    random/<seed>/<index>_<layer>; the same N, seed and world give the same\n"
+    "                    cases everywhere\n"
+    "  --seed S          the random cases' seed (default 1)\n"
+    "  --random-world W  their largest world size (default 8; under MPI at most the job's ranks\n"
+    "                    for all of them to run)\n"
+    "  --random-out DIR  also write them as case files DIR/random_<seed>_<index>.json (to keep\n"
+    "                    or rerun one)\n"
     "  --help            this text\n"
     "\n"
     "Exit status:\n"
@@ -57,6 +72,7 @@ const char* usage_text =
     "  3  MPI only: a case exceeded the time limit and the job was aborted\n"
     "\n"
     "Example: distdl-verify --report reports --junit reports/verify.junit.xml cases\n"
+    "         distdl-verify --random 1000 --seed 7\n"
     "         mpiexec -n 4 distdl-verify --transport mpi cases/broadcast\n";
 
 struct arguments {
@@ -67,11 +83,27 @@ struct arguments {
     double time_limit = 30;
     int max_world = 256;  // 0: no limit
     std::vector<std::string> paths;
+    std::size_t random_cases = 0;
+    std::uint64_t random_seed = 1;
+    int random_world = 8;
+    std::string random_out;
+    bool random_detail_given = false;  // --seed, --random-world or --random-out
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
     std::cerr << "distdl-verify: " << message << "\n\n" << usage_text;
     std::exit(2);
+}
+
+// A whole number in [lo, hi] for `option`, or a usage error.
+unsigned long long whole_number(const std::string& option, const std::string& text, unsigned long long lo,
+                                unsigned long long hi) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || text[0] == '-' || end == text.c_str() || *end != '\0' || n < lo || n > hi)
+        usage_error(option + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                    ", not " + text);
+    return n;
 }
 
 arguments parse(int argc, char** argv) {
@@ -108,13 +140,26 @@ arguments parse(int argc, char** argv) {
             args.time_limit = std::strtod(text.c_str(), &end);
             if (end == text.c_str() || *end != '\0' || !(args.time_limit > 0))
                 usage_error("--time-limit needs a positive number of seconds, not " + text);
+        } else if (a == "--random") {
+            args.random_cases = whole_number(a, value("--random"), 1, 1000000);
+        } else if (a == "--seed") {
+            args.random_detail_given = true;
+            args.random_seed = whole_number(a, value("--seed"), 0, ~0ull);
+        } else if (a == "--random-world") {
+            args.random_detail_given = true;
+            args.random_world = int(whole_number(a, value("--random-world"), 1, 4096));
+        } else if (a == "--random-out") {
+            args.random_detail_given = true;
+            args.random_out = value("--random-out");
         } else if (a.rfind("--", 0) == 0) {
             usage_error("unknown option " + a);
         } else {
             args.paths.push_back(a);
         }
     }
-    if (args.paths.empty()) usage_error("no case files or folders given");
+    if (args.paths.empty() && args.random_cases == 0) usage_error("no case files or folders given (nor --random)");
+    if (args.random_cases == 0 && args.random_detail_given)
+        usage_error("--seed, --random-world and --random-out go with --random N");
     return args;
 }
 
@@ -124,7 +169,7 @@ struct planned_case {
     case_outcome invalid;
 };
 
-std::vector<planned_case> plan(const arguments& args, const runner_registry& registry) {
+std::vector<planned_case> plan(const arguments& args, const runner_registry& registry, int rank) {
     std::vector<std::string> files;
     try {
         files = find_case_files(args.paths);
@@ -151,6 +196,26 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
         }
         cases.push_back(std::move(c));
     }
+    if (args.random_cases == 0) return cases;
+    if (!args.random_out.empty() && rank == 0) std::filesystem::create_directories(args.random_out);
+    std::size_t index = 0;
+    for (const auto& document : random_case_documents(args.random_cases, args.random_seed, args.random_world)) {
+        const std::string file = "random_" + std::to_string(args.random_seed) + "_" + std::to_string(index++) + ".json";
+        if (!args.random_out.empty() && rank == 0) {
+            std::ofstream out(std::filesystem::path(args.random_out) / file);
+            out << document.dump(1) << "\n";
+            if (!out) throw std::runtime_error("cannot write " + args.random_out + "/" + file);
+        }
+        planned_case c;
+        try {
+            c.spec = parse_case(document, file, registry);
+        } catch (const std::exception& e) {  // a generator bug: reported like a broken file
+            cases.push_back({std::nullopt, invalid_case(file, e.what())});
+            continue;
+        }
+        if (c.spec->name.find(args.filter) == std::string::npos && file.find(args.filter) == std::string::npos) continue;
+        cases.push_back(std::move(c));
+    }
     return cases;
 }
 
@@ -158,7 +223,7 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
         int rank, int job_ranks) {
     const auto& registry = builtin_registry();
     const auto start = std::chrono::steady_clock::now();
-    const auto cases = plan(args, registry);
+    const auto cases = plan(args, registry, rank);
     run_record record;
     record.transport = args.transport;
     record.job_ranks = job_ranks;

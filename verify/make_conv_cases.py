@@ -18,13 +18,13 @@ from make_cases import CASES, case, refuse, rng, write_cases  # noqa: E402
 
 
 def conv(folder, layer, name, desc, ws, parts, x, cin, cout, k, s=None, p=None, d=None, bias=None, dtype=None,
-         expect="pass"):
+         expect="pass", seed=None):
     """parts: {"P_x": (workers, shape), ...}; x: the global input shape [batch, cin, L...]."""
     opts = {"in_channels": cin, "out_channels": cout, "kernel_size": k}
     for key, value in (("stride", s), ("padding", p), ("dilation", d), ("bias", bias)):
         if value is not None:
             opts[key] = value
-    case(folder, name, desc, layer, ws, parts, x, opts, expect=expect, dtype=dtype)
+    case(folder, name, desc, layer, ws, parts, x, opts, expect=expect, dtype=dtype, seed=seed)
 
 
 # --------------------------------------------------------------------------------- FeatureConvNd
@@ -80,6 +80,10 @@ def feature_cases():
     # 2-d
     fc(2, "serial_3x3", "One worker, 3x3, padding 1", 1, [0], [1, 1], [2, 2, 6, 5], 2, 3, 3, p=1)
     fc(2, "p2x2_3x3_p1", "P_x 2x2, 3x3, padding 1", 4, rng(0, 4), [2, 2], [2, 2, 7, 6], 2, 3, 3, p=1)
+    fc(2, "bias_gradient_cancels_float32", "One output channel: the bias gradient sums 42 dy of both signs to 0.0118, "
+       "far below the sum of their magnitudes, against which float rounding is judged (found by distdl-verify "
+       "--random 2000 --seed 6 --random-world 12)", 3, [0, 2], [1, 2], [3, 8, 5, 9], 8, 1, [5, 2], s=[4, 1],
+       p=[5, 4], d=[3, 3], dtype="float32", seed=4170811475231760198)
     fc(2, "p2x2_3x3_p1_float32", "P_x 2x2, 3x3, padding 1, float32", 4, rng(0, 4), [2, 2], [2, 3, 8, 8], 3, 4, 3, p=1,
        dtype="float32")
     fc(2, "p3x1_k2x4", "P_x 3x1, kernel 2x4 (even sizes), padding [1, 2]", 3, rng(0, 3), [3, 1], [1, 2, 9, 7], 2, 2,

@@ -1,0 +1,67 @@
+// The random case generator (distdl-verify --random): deterministic, valid case documents
+// within the world budget, and varied enough to reach what hand-written cases miss.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "verify/case_file.hpp"
+#include "verify/random_cases.hpp"
+#include "verify/registry.hpp"
+
+namespace {
+
+using namespace distdl::verify;
+
+TEST(random_cases, the_same_seed_gives_the_same_cases_and_another_seed_others) {
+    const auto a = random_case_documents(50, 11, 8), b = random_case_documents(50, 11, 8);
+    EXPECT_EQ(a, b);
+    const auto c = random_case_documents(50, 12, 8);
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) same += a[i]["options"] == c[i]["options"];
+    EXPECT_LT(same, 5u);
+    // Case i does not depend on how many come after it.
+    const auto longer = random_case_documents(80, 11, 8);
+    EXPECT_EQ(longer[49], a[49]);
+}
+
+TEST(random_cases, every_case_is_valid_within_the_world_and_expects_to_pass) {
+    for (const int world : {1, 3, 12}) {
+        std::set<std::string> names;
+        for (const auto& doc : random_case_documents(300, 5, world)) {
+            const case_spec spec = parse_case(doc, "generated", builtin_registry());
+            EXPECT_GE(spec.world_size, 1);
+            EXPECT_LE(spec.world_size, world) << spec.name;
+            EXPECT_TRUE(spec.expect_pass());
+            EXPECT_TRUE(names.insert(spec.name).second) << "repeated name " << spec.name;
+        }
+    }
+}
+
+TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
+    std::set<std::string> layers;
+    std::set<std::string> types;
+    bool padding_only_window = false, padding_beyond_stride = false, blocked_channels = false, empty_batch = false;
+    for (const auto& doc : random_case_documents(2000, 3, 12)) {
+        layers.insert(doc["layer"].get<std::string>());
+        types.insert(doc.value("dtype", "float64"));
+        empty_batch |= doc["x_shape"][0] == 0;
+        const auto& o = doc["options"];
+        if (o.contains("in_channels")) blocked_channels |= o["in_channels"] == 16 && o["out_channels"] == 16;
+        if (!o.contains("kernel_size")) continue;  // Linear
+        for (std::size_t e = 0; e < o["kernel_size"].size(); ++e) {
+            const std::size_t k = o["kernel_size"][e], p = o["padding"][e], s = o["stride"][e];
+            const std::size_t d = o.contains("dilation") ? std::size_t(o["dilation"][e]) : 1;
+            padding_only_window |= p >= d * (k - 1) + 1;
+            padding_beyond_stride |= s >= 2 && p > s;
+        }
+    }
+    EXPECT_EQ(layers.size(), 19u);  // Linear and six families in 1-d, 2-d and 3-d
+    EXPECT_EQ(types.size(), 2u);
+    EXPECT_TRUE(padding_only_window);
+    EXPECT_TRUE(padding_beyond_stride);
+    EXPECT_TRUE(blocked_channels);
+    EXPECT_TRUE(empty_batch);
+}
+
+}  // namespace

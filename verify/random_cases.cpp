@@ -1,0 +1,175 @@
+#include "verify/random_cases.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "verify/random.hpp"
+
+namespace distdl::verify {
+
+namespace {
+
+using json = nlohmann::json;
+using sizes = std::vector<std::size_t>;
+
+// Uniform draws from one SplitMix64 stream (the same on every platform).
+class draws {
+  public:
+    explicit draws(std::uint64_t seed) : state_(seed) {}
+    std::size_t between(std::size_t lo, std::size_t hi) {  // lo..hi inclusive
+        state_ = mix_seed(state_);
+        return lo + std::size_t(state_ % (hi - lo + 1));
+    }
+    bool one_in(std::size_t n) { return between(1, n) == 1; }
+    template <class T>
+    T pick(const std::vector<T>& values) {
+        return values[between(0, values.size() - 1)];
+    }
+    // `n` distinct world ranks of 0..world-1, in random order.
+    std::vector<int> workers(std::size_t n, std::size_t world) {
+        std::vector<int> all(world);
+        for (std::size_t r = 0; r < world; ++r) all[r] = int(r);
+        for (std::size_t i = 0; i < n; ++i) std::swap(all[i], all[between(i, world - 1)]);
+        all.resize(n);
+        return all;
+    }
+
+  private:
+    std::uint64_t state_;
+};
+
+std::size_t product(const sizes& v) {
+    std::size_t p = 1;
+    for (const std::size_t e : v) p *= e;
+    return p;
+}
+
+sizes concat(sizes head, const sizes& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+}
+
+// The spatial geometry of a convolution or pooling: per dimension a length, kernel, stride,
+// padding (up to beyond the kernel: windows of padding only) and dilation, with the kernel
+// fitting the padded length.
+struct spatial_geometry {
+    sizes length, kernel, stride, padding, dilation;
+};
+
+spatial_geometry draw_geometry(draws& d, std::size_t dims, bool dilated) {
+    spatial_geometry g;
+    for (std::size_t e = 0; e < dims; ++e) {
+        const std::size_t k = d.between(1, dims == 3 ? 5 : 6), dil = dilated ? d.between(1, 3) : 1;
+        const std::size_t p = d.between(0, 5), span = dil * (k - 1) + 1;
+        const std::size_t shortest = span > 2 * p ? span - 2 * p : 1;
+        g.length.push_back(std::max<std::size_t>(shortest, 1) + d.between(0, dims == 3 ? 5 : 10));
+        g.kernel.push_back(k);
+        g.stride.push_back(d.between(1, 4));
+        g.padding.push_back(p);
+        g.dilation.push_back(dil);
+    }
+    return g;
+}
+
+// A split of each spatial dimension whose product stays within `budget` workers.
+sizes draw_split(draws& d, std::size_t dims, std::size_t budget) {
+    sizes split(dims, 1);
+    for (std::size_t e = 0; e < dims; ++e) {
+        const std::size_t parts = d.pick<std::size_t>({1, 1, 2, 3});
+        if (product(split) * parts <= budget) split[e] = parts;
+    }
+    return split;
+}
+
+json partition(const std::vector<int>& workers, const sizes& shape) { return {{"workers", workers}, {"shape", shape}}; }
+
+// A world of at least `needed` workers, sometimes a few idle ones more (within max_world).
+std::size_t draw_world(draws& d, std::size_t needed, std::size_t max_world) {
+    return std::max(needed, std::min(max_world, needed + d.between(0, 2)));
+}
+
+void add_linear(json& c, draws& d, std::size_t max_world, std::size_t batch) {
+    std::size_t p_in = 1, p_out = 1;
+    do {
+        p_in = d.between(1, 3), p_out = d.between(1, 3);
+    } while (p_in * p_out > max_world);
+    const std::size_t in = d.between(1, 9), out = d.between(1, 9), world = draw_world(d, p_in * p_out, max_world);
+    c["layer"] = "Linear";
+    c["world_size"] = world;
+    c["partitions"] = {{"P_x", partition(d.workers(p_in, world), {1, p_in})},
+                       {"P_y", partition(d.workers(p_out, world), {1, p_out})},
+                       {"P_w", partition(d.workers(p_in * p_out, world), {p_out, p_in})}};
+    c["options"] = {{"in_features", in}, {"out_features", out}, {"bias", !d.one_in(4)}};
+    c["x_shape"] = sizes{batch, in};
+}
+
+void add_pool(json& c, draws& d, std::size_t max_world, std::size_t batch, std::size_t dims, bool max) {
+    const spatial_geometry g = draw_geometry(d, dims, max);
+    const sizes split = draw_split(d, dims, max_world);
+    const std::size_t channels = d.between(1, 4), world = draw_world(d, product(split), max_world);
+    c["layer"] = std::string(max ? "MaxPool" : "AvgPool") + std::to_string(dims) + "d";
+    c["world_size"] = world;
+    c["partitions"] = {{"P_x", partition(d.workers(product(split), world), concat({1, 1}, split))}};
+    c["options"] = {{"kernel_size", g.kernel}, {"stride", g.stride}, {"padding", g.padding}};
+    if (max) c["options"]["dilation"] = g.dilation;
+    c["x_shape"] = concat({batch, channels}, g.length);
+}
+
+// kind: "Feature", "Channel", "General" or "" (the Conv selector: feature or general layout).
+void add_conv(json& c, draws& d, std::size_t max_world, std::size_t batch, std::size_t dims, const std::string& kind) {
+    const spatial_geometry g = draw_geometry(d, dims, true);
+    const std::size_t in = d.pick<std::size_t>({1, 2, 3, 5, 8, 16, 17}), out = d.pick<std::size_t>({1, 2, 3, 5, 8, 16, 20});
+    const bool feature = kind == "Feature" || (kind.empty() && d.one_in(3));
+    const sizes split = kind == "Channel" ? sizes(dims, 1) : draw_split(d, dims, max_world);
+    const std::size_t spatial = product(split);
+    json parts;
+    std::size_t world = 0;
+    if (feature) {
+        world = draw_world(d, spatial, max_world);
+        parts = {{"P_x", partition(d.workers(spatial, world), concat({1, 1}, split))}};
+    } else {
+        std::size_t p_in = 1, p_out = 1;
+        do {
+            p_in = d.between(1, 3), p_out = d.between(1, 3);
+        } while (p_in * p_out * spatial > max_world);
+        world = draw_world(d, p_in * p_out * spatial, max_world);
+        parts = {{"P_x", partition(d.workers(p_in * spatial, world), concat({1, p_in}, split))},
+                 {"P_y", partition(d.workers(p_out * spatial, world), concat({1, p_out}, split))},
+                 {"P_w", partition(d.workers(p_in * p_out * spatial, world), concat({p_out, p_in}, split))}};
+    }
+    c["layer"] = kind + "Conv" + std::to_string(dims) + "d";
+    c["world_size"] = world;
+    c["partitions"] = parts;
+    c["options"] = {{"in_channels", in},    {"out_channels", out},  {"kernel_size", g.kernel}, {"stride", g.stride},
+                    {"padding", g.padding}, {"dilation", g.dilation}, {"bias", !d.one_in(4)}};
+    c["x_shape"] = concat({batch, in}, g.length);
+}
+
+}  // namespace
+
+std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, int max_world) {
+    const std::size_t budget = std::size_t(std::max(max_world, 1));
+    std::vector<json> cases;
+    for (std::size_t i = 0; i < count; ++i) {
+        draws d(derive_seed(seed, 0x72616e646f6dull, i));  // one stream per case: case i never depends on the others
+        json c = {{"schema", 1}, {"description", "random case " + std::to_string(i) + " of seed " + std::to_string(seed)}};
+        const std::size_t batch = d.between(0, 3), dims = d.between(1, 3);
+        switch (d.between(0, 6)) {
+            case 0: add_linear(c, d, budget, batch); break;
+            case 1: add_pool(c, d, budget, batch, dims, true); break;
+            case 2: add_pool(c, d, budget, batch, dims, false); break;
+            case 3: add_conv(c, d, budget, batch, dims, "Feature"); break;
+            case 4: add_conv(c, d, budget, batch, dims, "Channel"); break;
+            case 5: add_conv(c, d, budget, batch, dims, "General"); break;
+            default: add_conv(c, d, budget, batch, dims, ""); break;
+        }
+        if (d.one_in(2)) c["dtype"] = "float32";
+        c["seed"] = derive_seed(seed, 0x64617461ull, i);
+        c["name"] = "random/" + std::to_string(seed) + "/" + std::to_string(i) + "_" + c["layer"].get<std::string>();
+        c["expect"] = "pass";
+        cases.push_back(std::move(c));
+    }
+    return cases;
+}
+
+}  // namespace distdl::verify

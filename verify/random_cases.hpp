@@ -1,0 +1,25 @@
+#pragma once
+// Random layer cases (distdl-verify --random): case documents in the case-file format (DESIGN
+// §6) over Linear, FeatureConvNd, ChannelConvNd, GeneralConvNd, ConvNd, MaxPoolNd and AvgPoolNd,
+// float32 and float64, 1-3 spatial dimensions. Partition shapes, kernel sizes, strides,
+// paddings (also windows of padding only), dilations, channel counts (also the 16-channel blocks
+// of oneDNN) and batches are drawn independently; each partition sits on its own random list of
+// world ranks (overlapping, in any order, with idle workers). Every case must pass: the
+// generator only draws configurations the layers accept (the kernel fits the padded input).
+//
+// The same (count, seed, max_world) gives the same cases on every platform and rank (own
+// generator, no std:: distributions), so an MPI job's ranks agree and a failure reproduces;
+// `--random-out` writes the cases as files to keep one.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace distdl::verify {
+
+// `count` case documents named "random/<seed>/<index>_<layer>", world sizes 1..max_world
+// (at least 1).
+std::vector<nlohmann::json> random_case_documents(std::size_t count, std::uint64_t seed, int max_world);
+
+}  // namespace distdl::verify
