@@ -130,6 +130,10 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
         if (p.want_y.size() == p.x.size()) p.want_dx = problem->adjoint(p.probe);
         p.y_scale = largest_magnitude(p.want_y);
         p.dx_scale = largest_magnitude(p.want_dx);
+        if (problem->forward_bound)
+            p.y_scale = std::max(p.y_scale, largest_magnitude(problem->forward_bound(absolute(p.x))));
+        if (problem->adjoint_bound && !p.want_dx.empty())
+            p.dx_scale = std::max(p.dx_scale, largest_magnitude(problem->adjoint_bound(absolute(p.probe))));
     });
     const auto& want_y = reference.want_y;
     DISTDL_REQUIRE(want_y.size() == x.size(), spec.layer << " reference made " << want_y.size() << " output pieces");

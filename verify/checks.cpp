@@ -104,6 +104,13 @@ double adjoint_error(const tensor<T>& x, const tensor<T>& fx, const tensor<T>& y
 }
 
 template <class T>
+std::vector<tensor<T>> absolute(const std::vector<tensor<T>>& pieces) {
+    std::vector<tensor<T>> out;
+    for (const auto& piece : pieces) out.push_back(xt::abs(piece));
+    return out;
+}
+
+template <class T>
 double largest_magnitude(const tensor<T>& t) {
     double largest = 0;
     for (const T v : t)
@@ -122,6 +129,8 @@ template piece_comparison compare_piece<float>(const tensor<float>&, const tenso
                                                const std::string&, double);
 template piece_comparison compare_piece<double>(const tensor<double>&, const tensor<double>&, bool, double,
                                                 const std::string&, double);
+template std::vector<tensor<float>> absolute<float>(const std::vector<tensor<float>>&);
+template std::vector<tensor<double>> absolute<double>(const std::vector<tensor<double>>&);
 template double largest_magnitude<float>(const tensor<float>&);
 template double largest_magnitude<double>(const tensor<double>&);
 template double largest_magnitude<float>(const std::vector<tensor<float>>&);

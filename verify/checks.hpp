@@ -34,6 +34,10 @@ template <class T>
 piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,
                                const std::string& what, double scale = 0);
 
+// Every piece's elements replaced by their absolute values.
+template <class T>
+std::vector<tensor<T>> absolute(const std::vector<tensor<T>>& pieces);
+
 // The largest finite |value| of a tensor, or over pieces of one tensor (compare_piece's scale;
 // an infinite value would make every error relative to it 0).
 template <class T>

@@ -84,6 +84,10 @@ def feature_cases():
        "far below the sum of their magnitudes, against which float rounding is judged (found by distdl-verify "
        "--random 2000 --seed 6 --random-world 12)", 3, [0, 2], [1, 2], [3, 8, 5, 9], 8, 1, [5, 2], s=[4, 1],
        p=[5, 4], d=[3, 3], dtype="float32", seed=4170811475231760198)
+    fc(1, "input_gradient_cancels_float32", "x of 2 elements, 20 output channels: each element of dx sums 20 products "
+       "of both signs to nearly 0; float rounding is judged against the sum of their magnitudes (found by "
+       "distdl-verify --random 2000 --seed 13 --random-world 18)", 2, [1], [1], [1, 1, 2], 1, 20, 1, s=2, p=5, d=2,
+       dtype="float32", seed=15780232804970579485)
     fc(2, "p2x2_3x3_p1_float32", "P_x 2x2, 3x3, padding 1, float32", 4, rng(0, 4), [2, 2], [2, 3, 8, 8], 3, 4, 3, p=1,
        dtype="float32")
     fc(2, "p3x1_k2x4", "P_x 3x1, kernel 2x4 (even sizes), padding [1, 2]", 3, rng(0, 3), [3, 1], [1, 2, 9, 7], 2, 2,
@@ -202,6 +206,10 @@ def channel_cases():
     cc(3, "depth_padding_beyond_stride_float32", "3-d, depth padding 3 beyond depth stride 2, 1 input channel on 3 "
        "workers (oneDNN 2.6's weights pass is wrong there; the kernel avoids it)", 3, ([0, 2, 1], 3), ([1], 1),
        (rng(0, 3), (1, 3)), [2, 1, 4, 7, 3], 1, 3, 4, s=[2, 1, 2], p=[3, 2, 3], d=[1, 1, 2], dtype="float32")
+    cc(3, "output_cancels_float32", "An output of 2 elements, each a sum of 17 x 60 products cancelling to nearly 0; "
+       "float rounding is judged against the sum of their magnitudes (found by distdl-verify --random 2000 --seed 39 "
+       "--random-world 18)", 1, ([0], 1), ([0], 1), ([0], (1, 1)), [1, 17, 4, 9, 1], 17, 1, [3, 5, 4], s=[3, 4, 3],
+       p=[0, 3, 5], d=[1, 3, 2], bias=False, dtype="float32", seed=9805339772823788295)
     cc(1, "batch0", "Batch 0 through the channel pipeline", 4, (rng(0, 2), 2), (rng(2, 4), 2), (rng(0, 4), (2, 2)),
        [0, 3, 5], 3, 3, 3)
     cc(1, "refuse_input_channels", "x has 5 channels, in_channels 4 (refused at the first forward; every worker is in "

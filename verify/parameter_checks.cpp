@@ -34,12 +34,6 @@ double gradient_scale(const std::vector<std::vector<parameter<T>>>& all, const s
     return largest;
 }
 
-template <class T>
-std::vector<tensor<T>> absolute(const std::vector<tensor<T>>& pieces) {
-    std::vector<tensor<T>> out;
-    for (const auto& piece : pieces) out.push_back(xt::abs(piece));
-    return out;
-}
 
 }  // namespace
 

@@ -318,8 +318,9 @@ TEST(kernel_convolution, depth_padding_beyond_the_depth_stride_is_right) {
     };
     for (const depth d : {depth{4, 2, 3, 2}, depth{4, 2, 3, 4}, depth{5, 3, 4, 5}, depth{8, 2, 5, 8}})
         for (const std::size_t channels : {1, 16}) {
-            conv_case c{{.in_channels = channels, .out_channels = channels == 1 ? 3 : 16, .kernel_size = {d.k, 2, 3},
-                         .stride = {d.s, 1, 2}, .padding = {d.p, 0, 1}, .bias = true},
+            const std::size_t out = channels == 1 ? 3 : 16;
+            conv_case c{{.in_channels = channels, .out_channels = out, .kernel_size = {d.k, 2, 3}, .stride = {d.s, 1, 2},
+                         .padding = {d.p, 0, 1}, .bias = true},
                         {2, channels, d.length, 3, 5}};
             for (auto engine : {kernels::conv_engine::automatic, kernels::conv_engine::onednn})
                 check_against_reference<float>(c, engine, gen);

@@ -125,16 +125,27 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
         const auto pieces = runners::split_or_whole(global, c.P_x_shape, input_split::balanced, c.x_workers.size());
         return place<T>(pieces, c.x_workers, c.world_size, idle);
     };
-    problem.forward = [c, model, idle](const std::vector<tensor<T>>& x) {
-        const tensor<T> global = ref::assemble(pieces_of(x, c.x_workers), c.P_x_shape);
-        const tensor<T> y = ref::conv_forward(global, model->weight, c.spec.bias ? &model->bias : nullptr, c.geometry);
-        return place<T>(ref::split(y, c.P_y_shape), c.y_workers, c.world_size, idle);
+    using model_ptr = std::shared_ptr<const conv_parameters<T>>;
+    auto forward_with = [c, idle](model_ptr m) {
+        return [c, m, idle](const std::vector<tensor<T>>& x) {
+            const tensor<T> global = ref::assemble(pieces_of(x, c.x_workers), c.P_x_shape);
+            const tensor<T> y = ref::conv_forward(global, m->weight, c.spec.bias ? &m->bias : nullptr, c.geometry);
+            return place<T>(ref::split(y, c.P_y_shape), c.y_workers, c.world_size, idle);
+        };
     };
-    problem.adjoint = [c, model, idle](const std::vector<tensor<T>>& dy) {
-        const tensor<T> global = ref::assemble(pieces_of(dy, c.y_workers), c.P_y_shape);
-        const tensor<T> dx = ref::conv_adjoint_input(global, model->weight, c.x_shape, c.geometry);
-        return place<T>(ref::split(dx, c.P_x_shape), c.x_workers, c.world_size, idle);
+    auto adjoint_with = [c, idle](model_ptr m) {
+        return [c, m, idle](const std::vector<tensor<T>>& dy) {
+            const tensor<T> global = ref::assemble(pieces_of(dy, c.y_workers), c.P_y_shape);
+            const tensor<T> dx = ref::conv_adjoint_input(global, m->weight, c.x_shape, c.geometry);
+            return place<T>(ref::split(dx, c.P_x_shape), c.x_workers, c.world_size, idle);
+        };
     };
+    const auto magnitudes =
+        std::make_shared<const conv_parameters<T>>(conv_parameters<T>{xt::abs(model->weight), xt::abs(model->bias)});
+    problem.forward = forward_with(model);
+    problem.adjoint = adjoint_with(model);
+    problem.forward_bound = forward_with(magnitudes);
+    problem.adjoint_bound = adjoint_with(magnitudes);
 
     auto hook = std::make_shared<parameter_hook<T>>();
     hook->names = c.spec.bias ? std::vector<std::string>{"weight", "bias"} : std::vector<std::string>{"weight"};

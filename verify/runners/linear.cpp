@@ -109,15 +109,26 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
         const tensor<T> global = random_tensor<T>({l.batch, l.in_features}, derive_seed(seed, input_data, 0));
         return split_columns(global, l.P_fi, l.x_workers, l.world_size);
     };
-    problem.forward = [l, model](const std::vector<tensor<T>>& x) {
-        const tensor<T> global = join_columns(x, l.x_workers, l.batch, l.in_features);
-        const tensor<T> y = l.bias ? ref::linear(global, model->weight, model->bias) : ref::linear(global, model->weight);
-        return split_columns(y, l.P_fo, l.y_workers, l.world_size);
+    using model_ptr = std::shared_ptr<const linear_parameters<T>>;
+    auto forward_with = [l](model_ptr m) {
+        return [l, m](const std::vector<tensor<T>>& x) {
+            const tensor<T> global = join_columns(x, l.x_workers, l.batch, l.in_features);
+            const tensor<T> y = l.bias ? ref::linear(global, m->weight, m->bias) : ref::linear(global, m->weight);
+            return split_columns(y, l.P_fo, l.y_workers, l.world_size);
+        };
     };
-    problem.adjoint = [l, model](const std::vector<tensor<T>>& dy) {
-        const tensor<T> global = join_columns(dy, l.y_workers, l.batch, l.out_features);
-        return split_columns(ref::linear_adjoint_input(global, model->weight), l.P_fi, l.x_workers, l.world_size);
+    auto adjoint_with = [l](model_ptr m) {
+        return [l, m](const std::vector<tensor<T>>& dy) {
+            const tensor<T> global = join_columns(dy, l.y_workers, l.batch, l.out_features);
+            return split_columns(ref::linear_adjoint_input(global, m->weight), l.P_fi, l.x_workers, l.world_size);
+        };
     };
+    const auto magnitudes = std::make_shared<const linear_parameters<T>>(
+        linear_parameters<T>{xt::abs(model->weight), xt::abs(model->bias)});
+    problem.forward = forward_with(model);
+    problem.adjoint = adjoint_with(model);
+    problem.forward_bound = forward_with(magnitudes);
+    problem.adjoint_bound = adjoint_with(magnitudes);
 
     auto hook = std::make_shared<parameter_hook<T>>();
     hook->names = l.bias ? std::vector<std::string>{"weight", "bias"} : std::vector<std::string>{"weight"};
