@@ -145,6 +145,83 @@ void add_conv(json& c, draws& d, std::size_t max_world, std::size_t batch, std::
     c["x_shape"] = concat({batch, in}, g.length);
 }
 
+// A partition shape of `rank` dimensions of 1-3 workers each, at most `budget` workers in all.
+sizes draw_grid(draws& d, std::size_t rank, std::size_t budget) {
+    sizes grid(rank, 1);
+    for (std::size_t t = 0; t < rank; ++t) {
+        const std::size_t parts = d.pick<std::size_t>({1, 1, 2, 3});
+        if (product(grid) * parts <= budget) grid[t] = parts;
+    }
+    return grid;
+}
+
+// A tensor shape of `rank` extents 0-7 (now and then an empty one).
+sizes draw_shape(draws& d, std::size_t rank) {
+    sizes shape(rank);
+    for (auto& n : shape) n = d.one_in(12) ? 0 : d.between(1, 7);
+    return shape;
+}
+
+// Broadcast (P_x -> P_y) or SumReduce (P_y -> P_x): the smaller partition has 1 or the larger's
+// extent in each dimension (the reduction rules without transposes).
+void add_broadcast_family(json& c, draws& d, std::size_t max_world, bool broadcast) {
+    const std::size_t rank = d.between(1, 4);
+    const sizes large = draw_grid(d, rank, max_world);
+    sizes small = large;
+    for (auto& e : small)
+        if (d.one_in(2)) e = 1;
+    const std::size_t world = draw_world(d, product(large), max_world);
+    const sizes& from = broadcast ? small : large;
+    const sizes& to = broadcast ? large : small;
+    c["layer"] = broadcast ? "Broadcast" : "SumReduce";
+    c["world_size"] = world;
+    c["partitions"] = {{"P_x", partition(d.workers(product(from), world), from)},
+                       {"P_y", partition(d.workers(product(to), world), to)}};
+    c["x_shape"] = draw_shape(d, rank);
+}
+
+void add_all_sum_reduce(json& c, draws& d, std::size_t max_world) {
+    const std::size_t rank = d.between(1, 4);
+    const sizes grid = draw_grid(d, rank, max_world);
+    sizes axes;
+    for (std::size_t t = 0; t < rank; ++t)
+        if (d.one_in(2)) axes.push_back(t);
+    const std::size_t world = draw_world(d, product(grid), max_world);
+    c["layer"] = "AllSumReduce";
+    c["world_size"] = world;
+    c["partitions"] = {{"P_x", partition(d.workers(product(grid), world), grid)}};
+    c["options"] = {{"axes_reduce", axes}};
+    c["x_shape"] = draw_shape(d, rank);
+}
+
+void add_repartition(json& c, draws& d, std::size_t max_world) {
+    const std::size_t rank = d.between(1, 4);
+    const sizes from = draw_grid(d, rank, max_world), to = draw_grid(d, rank, max_world);
+    const std::size_t world = draw_world(d, std::max(product(from), product(to)), max_world);
+    c["layer"] = "Repartition";
+    c["world_size"] = world;
+    c["partitions"] = {{"P_x", partition(d.workers(product(from), world), from)},
+                       {"P_y", partition(d.workers(product(to), world), to)}};
+    sizes shape = draw_shape(d, rank);
+    for (std::size_t t = 0; t < rank; ++t)
+        if (shape[t] == 1 && to[t] > 1) shape[t] = 2;  // a size-1 dimension is never split (DESIGN §3)
+    c["x_shape"] = shape;
+    if (d.one_in(3)) c["input_split"] = "unbalanced";
+}
+
+// HaloExchange over every dimension of x (rank 1-3) with a kernel that fits.
+void add_halo_exchange(json& c, draws& d, std::size_t max_world) {
+    const std::size_t rank = d.between(1, 3);
+    const spatial_geometry g = draw_geometry(d, rank, true);
+    const sizes grid = draw_split(d, rank, max_world);
+    const std::size_t world = draw_world(d, product(grid), max_world);
+    c["layer"] = "HaloExchange";
+    c["world_size"] = world;
+    c["partitions"] = {{"P_x", partition(d.workers(product(grid), world), grid)}};
+    c["options"] = {{"kernel_size", g.kernel}, {"stride", g.stride}, {"padding", g.padding}, {"dilation", g.dilation}};
+    c["x_shape"] = g.length;
+}
+
 }  // namespace
 
 std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, int max_world) {
@@ -154,14 +231,19 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
         draws d(derive_seed(seed, 0x72616e646f6dull, i));  // one stream per case: case i never depends on the others
         json c = {{"schema", 1}, {"description", "random case " + std::to_string(i) + " of seed " + std::to_string(seed)}};
         const std::size_t batch = d.between(0, 3), dims = d.between(1, 3);
-        switch (d.between(0, 6)) {
+        switch (d.between(0, 11)) {
             case 0: add_linear(c, d, budget, batch); break;
             case 1: add_pool(c, d, budget, batch, dims, true); break;
             case 2: add_pool(c, d, budget, batch, dims, false); break;
             case 3: add_conv(c, d, budget, batch, dims, "Feature"); break;
             case 4: add_conv(c, d, budget, batch, dims, "Channel"); break;
             case 5: add_conv(c, d, budget, batch, dims, "General"); break;
-            default: add_conv(c, d, budget, batch, dims, ""); break;
+            case 6: add_conv(c, d, budget, batch, dims, ""); break;
+            case 7: add_broadcast_family(c, d, budget, true); break;
+            case 8: add_broadcast_family(c, d, budget, false); break;
+            case 9: add_all_sum_reduce(c, d, budget); break;
+            case 10: add_repartition(c, d, budget); break;
+            default: add_halo_exchange(c, d, budget); break;
         }
         if (d.one_in(2)) c["dtype"] = "float32";
         c["seed"] = derive_seed(seed, 0x64617461ull, i);

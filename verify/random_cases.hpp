@@ -1,11 +1,13 @@
 #pragma once
-// Random layer cases (distdl-verify --random): case documents in the case-file format (DESIGN
-// §6) over Linear, FeatureConvNd, ChannelConvNd, GeneralConvNd, ConvNd, MaxPoolNd and AvgPoolNd,
-// float32 and float64, 1-3 spatial dimensions. Partition shapes, kernel sizes, strides,
-// paddings (also windows of padding only), dilations, channel counts (also the 16-channel blocks
-// of oneDNN) and batches are drawn independently; each partition sits on its own random list of
-// world ranks (overlapping, in any order, with idle workers). Every case must pass: the
-// generator only draws configurations the layers accept (the kernel fits the padded input).
+// Random cases (distdl-verify --random): case documents in the case-file format (DESIGN §6)
+// over the primitives (Broadcast, SumReduce, AllSumReduce, Repartition, HaloExchange) and the
+// layers (Linear, FeatureConvNd, ChannelConvNd, GeneralConvNd, ConvNd, MaxPoolNd, AvgPoolNd),
+// float32 and float64, 1-4 dimensions. Partition shapes, tensor extents (also 0), kernel sizes,
+// strides, paddings (also windows of padding only), dilations, channel counts (also the
+// 16-channel blocks of oneDNN) and batches are drawn independently; each partition sits on its
+// own random list of world ranks (overlapping, in any order, with idle workers). Every case
+// must pass: the generator only draws configurations the layers accept (the kernel fits the
+// padded input; Broadcast and SumReduce partitions follow the reduction rules, no transposes).
 //
 // The same (count, seed, max_world) gives the same cases on every platform and rank (own
 // generator, no std:: distributions), so an MPI job's ranks agree and a failure reproduces;

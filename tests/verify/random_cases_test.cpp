@@ -46,9 +46,10 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
         layers.insert(doc["layer"].get<std::string>());
         types.insert(doc.value("dtype", "float64"));
         empty_batch |= doc["x_shape"][0] == 0;
+        if (!doc.contains("options")) continue;  // Broadcast, SumReduce, Repartition
         const auto& o = doc["options"];
         if (o.contains("in_channels")) blocked_channels |= o["in_channels"] == 16 && o["out_channels"] == 16;
-        if (!o.contains("kernel_size")) continue;  // Linear
+        if (!o.contains("kernel_size")) continue;  // Linear, AllSumReduce
         for (std::size_t e = 0; e < o["kernel_size"].size(); ++e) {
             const std::size_t k = o["kernel_size"][e], p = o["padding"][e], s = o["stride"][e];
             const std::size_t d = o.contains("dilation") ? std::size_t(o["dilation"][e]) : 1;
@@ -56,7 +57,7 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
             padding_beyond_stride |= s >= 2 && p > s;
         }
     }
-    EXPECT_EQ(layers.size(), 19u);  // Linear and six families in 1-d, 2-d and 3-d
+    EXPECT_EQ(layers.size(), 24u);  // five primitives, Linear, six layer families in 1-d, 2-d and 3-d
     EXPECT_EQ(types.size(), 2u);
     EXPECT_TRUE(padding_only_window);
     EXPECT_TRUE(padding_beyond_stride);
