@@ -34,7 +34,6 @@ double gradient_scale(const std::vector<std::vector<parameter<T>>>& all, const s
     return largest;
 }
 
-
 }  // namespace
 
 template <class T>

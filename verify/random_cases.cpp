@@ -71,14 +71,15 @@ spatial_geometry draw_geometry(draws& d, std::size_t dims, bool dilated) {
     return g;
 }
 
-// A split of each spatial dimension whose product stays within `budget` workers.
-sizes draw_split(draws& d, std::size_t dims, std::size_t budget) {
-    sizes split(dims, 1);
-    for (std::size_t e = 0; e < dims; ++e) {
+// A partition shape of `rank` dimensions of 1-3 workers each (1 more often), at most `budget`
+// workers in all.
+sizes draw_grid(draws& d, std::size_t rank, std::size_t budget) {
+    sizes grid(rank, 1);
+    for (std::size_t t = 0; t < rank; ++t) {
         const std::size_t parts = d.pick<std::size_t>({1, 1, 2, 3});
-        if (product(split) * parts <= budget) split[e] = parts;
+        if (product(grid) * parts <= budget) grid[t] = parts;
     }
-    return split;
+    return grid;
 }
 
 json partition(const std::vector<int>& workers, const sizes& shape) { return {{"workers", workers}, {"shape", shape}}; }
@@ -105,7 +106,7 @@ void add_linear(json& c, draws& d, std::size_t max_world, std::size_t batch) {
 
 void add_pool(json& c, draws& d, std::size_t max_world, std::size_t batch, std::size_t dims, bool max) {
     const spatial_geometry g = draw_geometry(d, dims, max);
-    const sizes split = draw_split(d, dims, max_world);
+    const sizes split = draw_grid(d, dims, max_world);
     const std::size_t channels = d.between(1, 4), world = draw_world(d, product(split), max_world);
     c["layer"] = std::string(max ? "MaxPool" : "AvgPool") + std::to_string(dims) + "d";
     c["world_size"] = world;
@@ -120,7 +121,7 @@ void add_conv(json& c, draws& d, std::size_t max_world, std::size_t batch, std::
     const spatial_geometry g = draw_geometry(d, dims, true);
     const std::size_t in = d.pick<std::size_t>({1, 2, 3, 5, 8, 16, 17}), out = d.pick<std::size_t>({1, 2, 3, 5, 8, 16, 20});
     const bool feature = kind == "Feature" || (kind.empty() && d.one_in(3));
-    const sizes split = kind == "Channel" ? sizes(dims, 1) : draw_split(d, dims, max_world);
+    const sizes split = kind == "Channel" ? sizes(dims, 1) : draw_grid(d, dims, max_world);
     const std::size_t spatial = product(split);
     json parts;
     std::size_t world = 0;
@@ -143,16 +144,6 @@ void add_conv(json& c, draws& d, std::size_t max_world, std::size_t batch, std::
     c["options"] = {{"in_channels", in},    {"out_channels", out},  {"kernel_size", g.kernel}, {"stride", g.stride},
                     {"padding", g.padding}, {"dilation", g.dilation}, {"bias", !d.one_in(4)}};
     c["x_shape"] = concat({batch, in}, g.length);
-}
-
-// A partition shape of `rank` dimensions of 1-3 workers each, at most `budget` workers in all.
-sizes draw_grid(draws& d, std::size_t rank, std::size_t budget) {
-    sizes grid(rank, 1);
-    for (std::size_t t = 0; t < rank; ++t) {
-        const std::size_t parts = d.pick<std::size_t>({1, 1, 2, 3});
-        if (product(grid) * parts <= budget) grid[t] = parts;
-    }
-    return grid;
 }
 
 // A tensor shape of `rank` extents 0-7 (now and then an empty one).
@@ -213,7 +204,7 @@ void add_repartition(json& c, draws& d, std::size_t max_world) {
 void add_halo_exchange(json& c, draws& d, std::size_t max_world) {
     const std::size_t rank = d.between(1, 3);
     const spatial_geometry g = draw_geometry(d, rank, true);
-    const sizes grid = draw_split(d, rank, max_world);
+    const sizes grid = draw_grid(d, rank, max_world);
     const std::size_t world = draw_world(d, product(grid), max_world);
     c["layer"] = "HaloExchange";
     c["world_size"] = world;
