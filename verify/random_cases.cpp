@@ -153,21 +153,27 @@ sizes draw_shape(draws& d, std::size_t rank) {
     return shape;
 }
 
-// Broadcast (P_x -> P_y) or SumReduce (P_y -> P_x): the smaller partition has 1 or the larger's
-// extent in each dimension (the reduction rules without transposes).
+// Broadcast (P_x -> P_y) or SumReduce (P_x -> P_y): the smaller partition has 1 or the larger's
+// extent in each dimension and may leave out leading ones (padded back on the left); a
+// transpose flag gives its partition's shape reversed (DESIGN §3).
 void add_broadcast_family(json& c, draws& d, std::size_t max_world, bool broadcast) {
     const std::size_t rank = d.between(1, 4);
     const sizes large = draw_grid(d, rank, max_world);
     sizes small = large;
     for (auto& e : small)
         if (d.one_in(2)) e = 1;
+    while (small.size() > 1 && small.front() == 1 && d.one_in(2)) small.erase(small.begin());
+    const bool transpose_src = d.one_in(4), transpose_dest = d.one_in(4);
+    sizes from = broadcast ? small : large, to = broadcast ? large : small;
+    if (transpose_src) std::reverse(from.begin(), from.end());
+    if (transpose_dest) std::reverse(to.begin(), to.end());
     const std::size_t world = draw_world(d, product(large), max_world);
-    const sizes& from = broadcast ? small : large;
-    const sizes& to = broadcast ? large : small;
     c["layer"] = broadcast ? "Broadcast" : "SumReduce";
     c["world_size"] = world;
     c["partitions"] = {{"P_x", partition(d.workers(product(from), world), from)},
                        {"P_y", partition(d.workers(product(to), world), to)}};
+    c["options"] = {{"transpose_src", transpose_src}, {"transpose_dest", transpose_dest},
+                    {"preserve_batch", !d.one_in(3)}};
     c["x_shape"] = draw_shape(d, rank);
 }
 
@@ -198,6 +204,7 @@ void add_repartition(json& c, draws& d, std::size_t max_world) {
         if (shape[t] == 1 && to[t] > 1) shape[t] = 2;  // a size-1 dimension is never split (DESIGN §3)
     c["x_shape"] = shape;
     if (d.one_in(3)) c["input_split"] = "unbalanced";
+    if (d.one_in(3)) c["options"] = {{"preserve_batch", false}};
 }
 
 // HaloExchange over every dimension of x (rank 1-3) with a kernel that fits.

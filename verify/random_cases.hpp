@@ -7,7 +7,9 @@
 // 16-channel blocks of oneDNN) and batches are drawn independently; each partition sits on its
 // own random list of world ranks (overlapping, in any order, with idle workers). Every case
 // must pass: the generator only draws configurations the layers accept (the kernel fits the
-// padded input; Broadcast and SumReduce partitions follow the reduction rules, no transposes).
+// padded input; Broadcast and SumReduce partitions follow the reduction rules, with and without
+// transpose flags, shorter partitions and preserve_batch; Repartition never splits a size-1
+// dimension and takes balanced and unbalanced inputs).
 //
 // The same (count, seed, max_world) gives the same cases on every platform and rank (own
 // generator, no std:: distributions), so an MPI job's ranks agree and a failure reproduces;

@@ -42,13 +42,15 @@ TEST(random_cases, every_case_is_valid_within_the_world_and_expects_to_pass) {
 TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     std::set<std::string> layers;
     std::set<std::string> types;
-    bool padding_only_window = false, padding_beyond_stride = false, blocked_channels = false, empty_batch = false;
+    bool padding_only_window = false, padding_beyond_stride = false, blocked_channels = false, empty_batch = false,
+         transposed = false;
     for (const auto& doc : random_case_documents(2000, 3, 12)) {
         layers.insert(doc["layer"].get<std::string>());
         types.insert(doc.value("dtype", "float64"));
         empty_batch |= doc["x_shape"][0] == 0;
         if (!doc.contains("options")) continue;  // Broadcast, SumReduce, Repartition
         const auto& o = doc["options"];
+        transposed |= o.value("transpose_src", false) && o.value("transpose_dest", false);
         if (o.contains("in_channels")) blocked_channels |= o["in_channels"] == 16 && o["out_channels"] == 16;
         if (!o.contains("kernel_size")) continue;  // Linear, AllSumReduce
         for (std::size_t e = 0; e < o["kernel_size"].size(); ++e) {
@@ -64,6 +66,7 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     EXPECT_TRUE(padding_beyond_stride);
     EXPECT_TRUE(blocked_channels);
     EXPECT_TRUE(empty_batch);
+    EXPECT_TRUE(transposed);
 }
 
 }  // namespace

@@ -94,6 +94,53 @@ layer_runner test_runner(const std::string& name) {
     return r;
 }
 
+// ---- the rounding scale (case_problem::forward_bound / adjoint_bound) ----
+// y = c x and dx = c dy, against the reference's c0 = 1e-9 (or 1): with c = 1e-9 (1 + 1e-5) the
+// values are off by 1e-5 of themselves but by 1e-14 of the bound |x| (|dy|), the sum of |terms|
+// of a computation whose terms cancelled to 1e-9 of their size.
+enum class scaling { cancelled_bounded, cancelled_unbounded, wrong_bounded };
+
+template <class T>
+class scaled : public module<T> {
+  public:
+    explicit scaled(double c) : c_(T(c)) {}
+
+  protected:
+    void do_forward(const tensor<T>& x, tensor<T>& y) override { y = x * c_; }
+    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override { dx = dy * c_; }
+
+  private:
+    T c_;
+};
+
+template <class T, scaling S>
+case_problem<T> make_scaled_layer(const case_spec& spec, const case_world&) {
+    const shape_t shape = spec.x_shape;
+    const double c0 = S == scaling::wrong_bounded ? 1.0 : 1e-9, c = c0 * (1 + 1e-5);
+    case_problem<T> p;
+    p.layer = std::make_unique<scaled<T>>(c);
+    p.input = [=](std::uint64_t seed) {
+        return std::vector<tensor<T>>{random_tensor<T>(shape, derive_seed(seed, input_data, 0))};
+    };
+    p.forward = p.adjoint = [c0](std::vector<tensor<T>> pieces) {
+        for (auto& t : pieces) t *= T(c0);
+        return pieces;
+    };
+    if (S != scaling::cancelled_unbounded)
+        p.forward_bound = p.adjoint_bound = [](const std::vector<tensor<T>>& magnitudes) { return magnitudes; };
+    return p;
+}
+
+template <scaling S>
+layer_runner scaled_runner(const std::string& name) {
+    layer_runner r;
+    r.layer = name;
+    r.partitions = {"P_x"};
+    r.make_float = &make_scaled_layer<float, S>;
+    r.make_double = &make_scaled_layer<double, S>;
+    return r;
+}
+
 const runner_registry& test_registry() {
     static const runner_registry registry = [] {
         runner_registry r;
@@ -103,6 +150,9 @@ const runner_registry& test_registry() {
         r.add(test_runner<flaw::sleeps>("Sleeper"));
         r.add(test_runner<flaw::deadlocks>("Deadlock"));
         r.add(test_runner<flaw::refuses_on_rank0>("RefusesOnRank0"));
+        r.add(scaled_runner<scaling::cancelled_bounded>("CancelledBounded"));
+        r.add(scaled_runner<scaling::cancelled_unbounded>("CancelledUnbounded"));
+        r.add(scaled_runner<scaling::wrong_bounded>("WrongBounded"));
         return r;
     }();
     return registry;
@@ -147,6 +197,19 @@ TEST(runner, wrong_adjoint_fails_dot_product_test) {
     EXPECT_FALSE(out.passed());
     EXPECT_NE(out.message.find("adjoint dot-product test"), std::string::npos) << out.message;
     EXPECT_GT(out.dot_error, 0.1);
+}
+
+TEST(runner, rounding_is_judged_against_the_bound_and_a_wrong_value_still_fails) {
+    auto out = run_sim(test_case("CancelledBounded", 1));
+    EXPECT_TRUE(out.passed()) << out.message;
+    EXPECT_NEAR(out.forward_error, 1e-14, 1e-15);
+    EXPECT_NEAR(out.adjoint_error, 1e-14, 1e-15);
+    out = run_sim(test_case("CancelledUnbounded", 1));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("forward output differs from the reference"), std::string::npos) << out.message;
+    out = run_sim(test_case("WrongBounded", 1));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NEAR(out.forward_error, 1e-5, 1e-7);
 }
 
 TEST(runner, expected_error_that_never_comes_fails) {
