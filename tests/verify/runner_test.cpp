@@ -84,14 +84,20 @@ case_problem<T> make_test_layer(const case_spec& spec, const case_world& world) 
     return p;
 }
 
-template <flaw F>
-layer_runner test_runner(const std::string& name) {
+// A test layer on P_x alone.
+layer_runner runner_on_P_x(const std::string& name, problem_factory<float> make_float,
+                           problem_factory<double> make_double) {
     layer_runner r;
     r.layer = name;
     r.partitions = {"P_x"};
-    r.make_float = &make_test_layer<float, F>;
-    r.make_double = &make_test_layer<double, F>;
+    r.make_float = std::move(make_float);
+    r.make_double = std::move(make_double);
     return r;
+}
+
+template <flaw F>
+layer_runner test_runner(const std::string& name) {
+    return runner_on_P_x(name, &make_test_layer<float, F>, &make_test_layer<double, F>);
 }
 
 // ---- the rounding scale (case_problem::forward_bound / adjoint_bound) ----
@@ -133,12 +139,7 @@ case_problem<T> make_scaled_layer(const case_spec& spec, const case_world&) {
 
 template <scaling S>
 layer_runner scaled_runner(const std::string& name) {
-    layer_runner r;
-    r.layer = name;
-    r.partitions = {"P_x"};
-    r.make_float = &make_scaled_layer<float, S>;
-    r.make_double = &make_scaled_layer<double, S>;
-    return r;
+    return runner_on_P_x(name, &make_scaled_layer<float, S>, &make_scaled_layer<double, S>);
 }
 
 const runner_registry& test_registry() {
