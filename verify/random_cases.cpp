@@ -62,7 +62,7 @@ spatial_geometry draw_geometry(draws& d, std::size_t dims, bool dilated) {
         const std::size_t k = d.between(1, dims == 3 ? 5 : 6), dil = dilated ? d.between(1, 3) : 1;
         const std::size_t p = d.between(0, 5), span = dil * (k - 1) + 1;
         const std::size_t shortest = span > 2 * p ? span - 2 * p : 1;
-        g.length.push_back(std::max<std::size_t>(shortest, 1) + d.between(0, dims == 3 ? 5 : 10));
+        g.length.push_back(shortest + d.between(0, dims == 3 ? 5 : 10));
         g.kernel.push_back(k);
         g.stride.push_back(d.between(1, 4));
         g.padding.push_back(p);
