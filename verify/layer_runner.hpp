@@ -72,8 +72,9 @@ struct case_problem {
     // The reference: forward of all input pieces, adjoint of all output pieces.
     std::function<std::vector<tensor<T>>(const std::vector<tensor<T>>&)> forward;
     std::function<std::vector<tensor<T>>(const std::vector<tensor<T>>&)> adjoint;
-    // Optional, for layers with parameters: the same reference with every parameter replaced by
-    // its absolute value; the harness passes it |x| (|dy|), which gives each element's sum of
+    // Optional, for arithmetic: the same reference with every parameter replaced by its absolute
+    // value (without parameters and with coefficients >= 0, e.g. sums and averages, the
+    // reference itself); the harness passes it |x| (|dy|), which gives each element's sum of
     // |terms|, the scale of its rounding. The tolerance is relative to the larger of that and the
     // reference's own values, which may cancel far below it (a few terms of both signs).
     std::function<std::vector<tensor<T>>(const std::vector<tensor<T>>&)> forward_bound;

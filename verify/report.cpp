@@ -181,8 +181,8 @@ std::string report_markdown(const run_record& record, const machine_info& machin
        << total.failed << " failed, " << total.skipped << " skipped\n";
     md << "- total time: " << format_seconds(record.total_seconds) << " s\n\n";
     md << "Errors: `fwd`, `adj` = largest relative error of the forward and adjoint pieces against the serial "
-          "reference, relative to the largest value of the whole reference tensor or, for Linear and the "
-          "convolutions, its largest sum of |terms| when larger (data movement must be "
+          "reference, relative to the largest value of the whole reference tensor or its largest sum of "
+          "|terms| when larger (data movement must be "
           "exactly 0; limit 1e-12 double, 1e-5 float); `dot` = adjoint dot-product test "
           "(limit 1e-13 double, 1e-5 float).\n\n";
     md << "## Summary\n\n| layer | passed | failed | skipped | time (s) |\n| --- | ---: | ---: | ---: | ---: |\n";

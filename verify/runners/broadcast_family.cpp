@@ -78,6 +78,7 @@ case_problem<T> make_broadcast(const case_spec& spec, const case_world& world) {
     };
     problem.forward_exact = true;   // copies
     problem.adjoint_exact = false;  // sums
+    problem.adjoint_bound = problem.adjoint;  // of coefficients 1: on |dy|, the sums of |terms|
     return problem;
 }
 
@@ -101,6 +102,7 @@ case_problem<T> make_sum_reduce(const case_spec& spec, const case_world& world) 
     };
     problem.forward_exact = false;  // sums
     problem.adjoint_exact = true;   // copies
+    problem.forward_bound = problem.forward;  // of coefficients 1: on |x|, the sums of |terms|
     return problem;
 }
 
@@ -119,8 +121,8 @@ case_problem<T> make_all_sum_reduce(const case_spec& spec, const case_world& wor
         const auto out = ref::all_sum_reduce(pieces_of(in, part->workers), part->shape, axes);
         return place<T>(out, part->workers, world_size, [&](std::size_t w) { return in[w]; });
     };
-    problem.forward = apply;
-    problem.adjoint = apply;
+    problem.forward = problem.adjoint = apply;
+    problem.forward_bound = problem.adjoint_bound = apply;  // sums of coefficients 1
     return problem;
 }
 

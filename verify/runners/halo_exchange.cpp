@@ -56,6 +56,7 @@ case_problem<T> make_halo_exchange(const case_spec& spec, const case_world& worl
     };
     problem.forward_exact = true;   // copies of owned values (and zeros)
     problem.adjoint_exact = false;  // ghosts are added into their owners
+    problem.adjoint_bound = problem.adjoint;  // of coefficients 1: on |dy|, the sums of |terms|
     return problem;
 }
 

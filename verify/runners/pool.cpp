@@ -76,6 +76,10 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     };
     problem.forward_exact = kind == pool_kind::max;  // a max is one of the inputs
     problem.adjoint_exact = false;                   // overlapping windows add up
+    // Coefficients >= 0 (averages, a max's selection): the reference on |x| (|dy|) is the sums of
+    // |terms|. Not max pooling's forward: exact, and it would move the point of the adjoint.
+    if (kind == pool_kind::avg) problem.forward_bound = problem.forward;
+    problem.adjoint_bound = problem.adjoint;
     return problem;
 }
 
