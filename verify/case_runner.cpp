@@ -23,7 +23,9 @@ class shared_reference {
     template <class T>
     struct pieces {
         std::vector<tensor<T>> x, want_y, probe, want_dx;
-        double y_scale = 0, dx_scale = 0;  // largest |value| of the global output and input gradient
+        // compare_piece's scales of the global output and input gradient: their largest |value|,
+        // or their largest sum of |terms| (case_problem::forward_bound, adjoint_bound) when larger
+        double y_scale = 0, dx_scale = 0;
     };
 
     template <class T>

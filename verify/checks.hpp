@@ -26,9 +26,10 @@ struct piece_comparison {
 // Compares a worker's piece with the reference piece. `exact` demands equality element by
 // element (data movement); otherwise the relative error must stay within `tolerance`.
 // `what` names the piece in the problem text ("forward output"). `scale`: the largest |value|
-// of the whole reference tensor the piece belongs to (largest_magnitude). Rounding errors scale
-// with the terms summed, not with their sum, so a piece whose values all happen to cancel to
-// nearly 0 would fail a test relative to its own largest value alone. A reference value that
+// of the whole reference tensor the piece belongs to (largest_magnitude), or its largest sum
+// of |terms| when larger. Rounding errors scale with the terms summed, not with their sum, so
+// a piece whose values all happen to cancel to nearly 0 would fail a test relative to its own
+// largest value alone. A reference value that
 // is not finite (max pooling's −∞ for a window made only of padding) must be matched exactly.
 template <class T>
 piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool exact, double tolerance,

@@ -186,24 +186,27 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
     }
     std::vector<planned_case> cases;
     std::map<std::string, std::string> seen;  // name -> file
-    for (const auto& file : files) {
+    // The case of `file`, read by `read`, unless the filter matches neither its file nor its
+    // name; a file that cannot be used or a repeated name is an invalid case.
+    auto admit = [&](const std::string& file, const std::function<case_spec()>& read) {
         const bool file_matches = file.find(args.filter) != std::string::npos;
         planned_case c;
         try {
-            c.spec = load_case(file, registry);
+            c.spec = read();
         } catch (const std::exception& e) {
             if (file_matches) cases.push_back({std::nullopt, invalid_case(file, e.what())});
-            continue;
+            return;
         }
-        if (!file_matches && c.spec->name.find(args.filter) == std::string::npos) continue;
+        if (!file_matches && c.spec->name.find(args.filter) == std::string::npos) return;
         auto [it, fresh] = seen.emplace(c.spec->name, file);
         if (!fresh) {
             cases.push_back({std::nullopt, invalid_case(file, file + ": name: \"" + c.spec->name +
                                                                   "\" is also the name of " + it->second)});
-            continue;
+            return;
         }
         cases.push_back(std::move(c));
-    }
+    };
+    for (const auto& file : files) admit(file, [&] { return load_case(file, registry); });
     if (args.random_cases == 0) return cases;
     std::size_t index = 0;
     for (const auto& document : random_case_documents(args.random_cases, args.random_seed, args.random_world)) {
@@ -214,15 +217,7 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
             out << document.dump(1) << "\n";
             if (!out) std::cerr << "distdl-verify: cannot write " << args.random_out << "/" << file << "\n";
         }
-        planned_case c;
-        try {
-            c.spec = parse_case(document, file, registry);
-        } catch (const std::exception& e) {  // a generator bug: reported like a broken file
-            cases.push_back({std::nullopt, invalid_case(file, e.what())});
-            continue;
-        }
-        if (c.spec->name.find(args.filter) == std::string::npos && file.find(args.filter) == std::string::npos) continue;
-        cases.push_back(std::move(c));
+        admit(file, [&] { return parse_case(document, file, registry); });  // a generator bug: like a broken file
     }
     return cases;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "verify/random.hpp"
 
@@ -84,16 +85,22 @@ sizes draw_grid(draws& d, std::size_t rank, std::size_t budget) {
 
 json partition(const std::vector<int>& workers, const sizes& shape) { return {{"workers", workers}, {"shape", shape}}; }
 
+// The input and output splits of P_w (1-3 each), at most `budget` workers together.
+std::pair<std::size_t, std::size_t> draw_in_out(draws& d, std::size_t budget) {
+    std::size_t p_in = 1, p_out = 1;
+    do {
+        p_in = d.between(1, 3), p_out = d.between(1, 3);
+    } while (p_in * p_out > budget);
+    return {p_in, p_out};
+}
+
 // A world of at least `needed` workers, sometimes a few idle ones more (within max_world).
 std::size_t draw_world(draws& d, std::size_t needed, std::size_t max_world) {
     return std::max(needed, std::min(max_world, needed + d.between(0, 2)));
 }
 
 void add_linear(json& c, draws& d, std::size_t max_world, std::size_t batch) {
-    std::size_t p_in = 1, p_out = 1;
-    do {
-        p_in = d.between(1, 3), p_out = d.between(1, 3);
-    } while (p_in * p_out > max_world);
+    const auto [p_in, p_out] = draw_in_out(d, max_world);
     const std::size_t in = d.between(1, 9), out = d.between(1, 9), world = draw_world(d, p_in * p_out, max_world);
     c["layer"] = "Linear";
     c["world_size"] = world;
@@ -129,10 +136,7 @@ void add_conv(json& c, draws& d, std::size_t max_world, std::size_t batch, std::
         world = draw_world(d, spatial, max_world);
         parts = {{"P_x", partition(d.workers(spatial, world), concat({1, 1}, split))}};
     } else {
-        std::size_t p_in = 1, p_out = 1;
-        do {
-            p_in = d.between(1, 3), p_out = d.between(1, 3);
-        } while (p_in * p_out * spatial > max_world);
+        const auto [p_in, p_out] = draw_in_out(d, max_world / spatial);
         world = draw_world(d, p_in * p_out * spatial, max_world);
         parts = {{"P_x", partition(d.workers(p_in * spatial, world), concat({1, p_in}, split))},
                  {"P_y", partition(d.workers(p_out * spatial, world), concat({1, p_out}, split))},
