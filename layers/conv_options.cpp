@@ -69,7 +69,7 @@ conv_spec normalize_conv_options(const std::string& layer, std::size_t spatial_d
                            layer << ": the kernel does not fit input_shape " << format_list(shape)
                                  << " in spatial dimension " << e << ": extent " << shape[2 + e] << " + 2*padding "
                                  << s.padding[e] << " < dilation " << s.dilation[e] << " * (kernel_size "
-                                 << s.kernel_size[e] << " - 1) + 1");
+                                 << s.kernel_size[e] << " - 1) + 1 = " << s.dilation[e] * (s.kernel_size[e] - 1) + 1);
         s.input_shape = shape;
     }
     return s;

@@ -73,7 +73,7 @@ class validator {
         if (!doc.is_object()) fail("", "expected a JSON object, got " + describe(doc));
         spec_.file = file_;
         check_keys(doc, "", {"schema", "name", "description", "layer", "world_size", "partitions", "options",
-                             "x_shape", "input_split", "dtype", "expect", "seed"},
+                             "x_shape", "input_split", "input_shape", "dtype", "expect", "seed"},
                    "the case format has");
         for (const char* key : {"schema", "name", "layer", "world_size", "partitions", "x_shape", "expect"})
             if (!doc.contains(key)) fail(key, "missing (required)");
@@ -110,6 +110,13 @@ class validator {
             if (split == "balanced") spec_.split = input_split::balanced;
             else if (split == "unbalanced") spec_.split = input_split::unbalanced;
             else fail("input_split", "expected \"balanced\" or \"unbalanced\", got " + describe(split));
+        }
+        if (doc.contains("input_shape")) {
+            const json& source = doc.at("input_shape");
+            if (!runner_->accepts_input_shape) fail("input_shape", "not accepted by " + spec_.layer);
+            if (source == "given") spec_.shape_source = input_shape_source::given;
+            else if (source == "learnt") spec_.shape_source = input_shape_source::learnt;
+            else fail("input_shape", "expected \"given\" or \"learnt\", got " + describe(source));
         }
         if (doc.contains("dtype")) {
             const json& type = doc.at("dtype");

@@ -31,6 +31,9 @@ struct partition_spec {
 };
 
 enum class input_split { balanced, unbalanced };
+// Whether the layer is told the global input shape at construction (and plans there) or
+// learns it from the pieces at the first forward (convolutions and pooling).
+enum class input_shape_source { given, learnt };
 
 // Seed used when a case gives none.
 constexpr std::uint64_t default_seed = 20240601;
@@ -45,6 +48,7 @@ struct case_spec {
     nlohmann::json options = nlohmann::json::object();  // validated against the layer's runner
     shape_t x_shape;
     input_split split = input_split::balanced;
+    input_shape_source shape_source = input_shape_source::given;
     dtype type = dtype::float64;
     std::optional<std::string> expected_error;  // set for {"error": "..."} cases
     std::uint64_t seed = default_seed;

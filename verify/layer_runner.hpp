@@ -97,6 +97,7 @@ struct layer_runner {
     std::vector<std::string> optional_partitions;
     std::vector<option_spec> options;
     bool accepts_input_split = false;
+    bool accepts_input_shape = false;  // the case key "input_shape": "given" or "learnt"
     // per_dimension options count the dimensions of x_shape after this many leading ones
     // (0 for HaloExchange, 2 for convolutions: batch and channels).
     std::size_t leading_dims = 0;

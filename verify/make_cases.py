@@ -19,7 +19,7 @@ def rng(a, b):
 
 
 def case(folder, name, description, layer, world_size, partitions, x_shape, options=None, expect="pass",
-         dtype=None, seed=None, input_split=None):
+         dtype=None, seed=None, input_split=None, input_shape=None):
     doc = {"schema": 1, "name": f"{folder}/{name}", "description": description, "layer": layer,
            "world_size": world_size, "partitions": {}}
     for pname, (workers, shape) in partitions.items():
@@ -31,6 +31,8 @@ def case(folder, name, description, layer, world_size, partitions, x_shape, opti
     doc["x_shape"] = list(x_shape)
     if input_split is not None:
         doc["input_split"] = input_split
+    if input_shape is not None:
+        doc["input_shape"] = input_shape
     if dtype is not None:
         doc["dtype"] = dtype
     doc["expect"] = expect if expect == "pass" else {"error": expect}

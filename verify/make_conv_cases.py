@@ -18,13 +18,13 @@ from make_cases import CASES, case, refuse, rng, write_cases  # noqa: E402
 
 
 def conv(folder, layer, name, desc, ws, parts, x, cin, cout, k, s=None, p=None, d=None, bias=None, dtype=None,
-         expect="pass", seed=None):
+         expect="pass", seed=None, input_shape=None):
     """parts: {"P_x": (workers, shape), ...}; x: the global input shape [batch, cin, L...]."""
     opts = {"in_channels": cin, "out_channels": cout, "kernel_size": k}
     for key, value in (("stride", s), ("padding", p), ("dilation", d), ("bias", bias)):
         if value is not None:
             opts[key] = value
-    case(folder, name, desc, layer, ws, parts, x, opts, expect=expect, dtype=dtype, seed=seed)
+    case(folder, name, desc, layer, ws, parts, x, opts, expect=expect, dtype=dtype, seed=seed, input_shape=input_shape)
 
 
 # --------------------------------------------------------------------------------- FeatureConvNd
@@ -130,16 +130,23 @@ def feature_cases():
          expect=refuse("FeatureConv2d: P_x must have 4 dimensions (1 x 1 x P_1..P_D for 2 spatial dimensions), "
                        "got shape [1,1,2]"))
     fc(1, "refuse_kernel_does_not_fit", "Kernel 5 on an input of 3 without padding (refused at the first forward)",
-       2, rng(0, 2), [2], [1, 2, 3], 2, 2, 5,
+       2, rng(0, 2), [2], [1, 2, 3], 2, 2, 5, input_shape="learnt",
        expect=refuse("FeatureConv1d: the kernel does not fit in spatial dimension 0: extent 3 + 2*padding 0 < "
                      "dilation 1 * (kernel_size 5 - 1) + 1 = 5"))
-    fc(2, "refuse_dilated_kernel_does_not_fit", "Dilation 3 makes a 3x3 kernel span 7 > 4 + 2", 4, rng(0, 4), [2, 2],
-       [1, 1, 4, 8], 1, 1, 3, p=1, d=3,
+    fc(1, "refuse_kernel_does_not_fit_given", "Kernel 5 on an input of 3 without padding, the input shape given "
+       "(refused at construction)", 2, rng(0, 2), [2], [1, 2, 3], 2, 2, 5,
+       expect=refuse("FeatureConv1d: the kernel does not fit input_shape [1,2,3] in spatial dimension 0: extent 3 + "
+                     "2*padding 0 < dilation 1 * (kernel_size 5 - 1) + 1 = 5"))
+    fc(2, "refuse_dilated_kernel_does_not_fit", "Dilation 3 makes a 3x3 kernel span 7 > 4 + 2 (refused at the first "
+       "forward)", 4, rng(0, 4), [2, 2], [1, 1, 4, 8], 1, 1, 3, p=1, d=3, input_shape="learnt",
        expect=refuse("FeatureConv2d: the kernel does not fit in spatial dimension 0"))
     fc(1, "refuse_input_channels", "x has 3 channels, in_channels is 2 (refused at the first forward)", 2, rng(0, 2),
-       [2], [1, 3, 8], 2, 2, 3,
+       [2], [1, 3, 8], 2, 2, 3, input_shape="learnt",
        expect=refuse("FeatureConv1d: x on P_x worker 0 (world rank 0) has shape [1,3,4], expected [batch, 2, 1 "
                      "spatial extent]"))
+    fc(1, "refuse_input_channels_given", "An input shape of 3 channels given, in_channels is 2 (refused at "
+       "construction)", 2, rng(0, 2), [2], [1, 3, 8], 2, 2, 3,
+       expect=refuse("FeatureConv1d: input_shape [1,3,8], expected [batch, 2, 1 spatial extent]"))
     fc(1, "refuse_kernel_size_zero", "Kernel size 0", 2, rng(0, 2), [2], [1, 2, 8], 2, 2, 0,
        expect=refuse("FeatureConv1d: kernel_size [0], stride [1] and dilation [1] must all be at least 1"))
     fc(2, "refuse_stride_zero", "Stride 0", 1, [0], [1, 1], [1, 2, 8, 8], 2, 2, 3, s=[1, 0],
@@ -214,6 +221,7 @@ def channel_cases():
        [0, 3, 5], 3, 3, 3)
     cc(1, "refuse_input_channels", "x has 5 channels, in_channels 4 (refused at the first forward; every worker is in "
        "P_x, so every worker reports the reason)", 2, (rng(0, 2), 2), ([1], 1), ([0, 1], (1, 2)), [1, 5, 6], 4, 2, 3,
+       input_shape="learnt",
        expect=refuse("ChannelConv1d: x on P_x worker 0 (world rank 0) has shape [1,3,6], expected [batch, 2, 1 "
                      "spatial extent]"))
     # Refusals.
@@ -283,8 +291,14 @@ def general_cases():
        3, [3, 3, 2], p=[1, 1, 0], s=[1, 1, 2])
     gc(1, "refuse_kernel_does_not_fit", "Kernel 7 on 4 elements with padding 1 (refused at the first forward; every "
        "worker is in P_x)", 4, (rng(0, 4), [1, 2, 2]), ([3, 1], [1, 1, 2]), (rng(0, 4), [1, 2, 2]), [1, 4, 4], 4, 4, 7,
-       p=1, expect=refuse("GeneralConv1d: the kernel does not fit in spatial dimension 0: extent 4 + 2*padding 1 < "
-                          "dilation 1 * (kernel_size 7 - 1) + 1 = 7"))
+       p=1, input_shape="learnt",
+       expect=refuse("GeneralConv1d: the kernel does not fit in spatial dimension 0: extent 4 + 2*padding 1 < "
+                     "dilation 1 * (kernel_size 7 - 1) + 1 = 7"))
+    gc(1, "refuse_kernel_does_not_fit_given", "Kernel 7 on 4 elements with padding 1, the input shape given (refused "
+       "at construction, on every worker)", 4, (rng(0, 4), [1, 2, 2]), ([3, 1], [1, 1, 2]), (rng(0, 4), [1, 2, 2]),
+       [1, 4, 4], 4, 4, 7, p=1,
+       expect=refuse("GeneralConv1d: the kernel does not fit input_shape [1,4,4] in spatial dimension 0: extent 4 + "
+                     "2*padding 1 < dilation 1 * (kernel_size 7 - 1) + 1 = 7"))
     # Refusals.
     gc(2, "refuse_spatial_mismatch", "P_y splits spatial dimension 1, P_x dimension 0", 8, (rng(0, 4), [1, 2, 2, 1]),
        (rng(0, 2), [1, 1, 1, 2]), (rng(0, 8), [1, 2, 2, 2]), [1, 2, 6, 6], 2, 2, 3,
@@ -359,6 +373,36 @@ def selector_cases():
        expect=refuse("Conv1d: P_y must have 3 dimensions"))
 
 
+# --------------------------------------------------------------------------------- learnt input shapes
+def learnt_shape_cases():
+    """The layers told no input shape: they learn it from the pieces at the first forward."""
+    L = "learnt"
+    conv("feature_conv", "FeatureConv2d", "2d_learnt_shape", "The input shape learnt from the pieces (P_x 1x1x2x2, "
+         "stride 2, uneven pieces)", 4, {"P_x": (rng(0, 4), [1, 1, 2, 2])}, [2, 3, 9, 7], 3, 2, 3, s=2, p=1,
+         input_shape=L)
+    conv("feature_conv", "FeatureConv1d", "1d_learnt_shape_empty_pieces_float32", "Learnt from pieces of which two "
+         "are empty (length 2 on 4 workers), kernel 3 with padding 2, float32", 4, {"P_x": (rng(0, 4), [1, 1, 4])},
+         [2, 2, 2], 2, 3, 3, p=2, dtype="float32", input_shape=L)
+    conv("channel_conv", "ChannelConv2d", "2d_learnt_shape", "The input shape learnt from the channel pieces (P_ci 2, "
+         "P_co 3)", 6, {"P_x": ([5, 0], [1, 2, 1, 1]), "P_y": ([1, 3, 2], [1, 3, 1, 1]),
+                        "P_w": (rng(0, 6), [3, 2, 1, 1])}, [2, 5, 5, 6], 5, 4, [3, 2], p=[1, 0], input_shape=L)
+    conv("channel_conv", "ChannelConv1d", "1d_learnt_shape_batch0", "A batch of 0 learnt from the pieces", 4,
+         {"P_x": (rng(0, 2), [1, 2, 1]), "P_y": (rng(2, 4), [1, 2, 1]), "P_w": (rng(0, 4), [2, 2, 1])}, [0, 3, 5], 3, 3,
+         3, input_shape=L)
+    conv("general_conv", "GeneralConv2d", "2d_learnt_shape", "The input shape learnt from pieces split in channels and "
+         "height", 8, {"P_x": (rng(0, 4), [1, 2, 2, 1]), "P_y": ([4, 6, 5, 7], [1, 2, 2, 1]),
+                       "P_w": (rng(0, 8), [2, 2, 2, 1])}, [1, 3, 7, 5], 3, 3, 3, s=[2, 1], p=1, input_shape=L)
+    conv("general_conv", "GeneralConv3d", "3d_learnt_shape_float32", "3-d, learnt, float32, dilation 2", 8,
+         {"P_x": (rng(0, 4), [1, 2, 1, 2, 1]), "P_y": (rng(4, 8), [1, 2, 1, 2, 1]),
+          "P_w": (rng(0, 8), [2, 2, 1, 2, 1])}, [2, 2, 3, 8, 4], 2, 3, 2, p=1, d=[1, 2, 1], dtype="float32",
+         input_shape=L)
+    conv("conv", "Conv1d", "1d_learnt_general", "The selector's general layer, learnt", 8,
+         {"P_x": (rng(0, 4), [1, 2, 2]), "P_y": (rng(4, 8), [1, 2, 2]), "P_w": (rng(0, 8), [2, 2, 2])}, [2, 4, 9], 4, 3,
+         4, p=2, input_shape=L)
+    conv("conv", "Conv2d", "2d_learnt_feature", "The selector's feature layer, learnt, halos wider than the pieces", 6,
+         {"P_x": (rng(0, 6), [1, 1, 3, 2])}, [1, 2, 4, 5], 2, 2, 5, p=2, input_shape=L)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
@@ -367,6 +411,7 @@ def main():
     channel_cases()
     general_cases()
     selector_cases()
+    learnt_shape_cases()
     write_cases(args.out)
 
 

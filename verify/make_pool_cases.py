@@ -22,7 +22,7 @@ from make_cases import CASES, case, rng, write_cases  # noqa: E402
 
 
 def pool(kind, dims, name, desc, ws, workers, shape, x, k, s=None, p=None, d=None, dtype=None, expect="pass",
-         layer_dims=None):
+         layer_dims=None, input_shape=None):
     """One case of MaxPool<dims>d (kind "max") or AvgPool<dims>d (kind "avg")."""
     folder = "max_pool" if kind == "max" else "avg_pool"
     layer = ("MaxPool" if kind == "max" else "AvgPool") + f"{layer_dims or dims}d"
@@ -30,7 +30,8 @@ def pool(kind, dims, name, desc, ws, workers, shape, x, k, s=None, p=None, d=Non
     for key, value in (("stride", s), ("padding", p), ("dilation", d)):
         if value is not None:
             opts[key] = value
-    case(folder, f"{dims}d_{name}", desc, layer, ws, {"P_x": (workers, shape)}, x, opts, expect=expect, dtype=dtype)
+    case(folder, f"{dims}d_{name}", desc, layer, ws, {"P_x": (workers, shape)}, x, opts, expect=expect, dtype=dtype,
+         input_shape=input_shape)
 
 
 def shared_cases(kind):
@@ -151,6 +152,26 @@ def refusal_cases():
          expect="must all be at least 1")
 
 
+def learnt_shape_cases():
+    """The layers told no input shape: they learn it from the pieces at the first forward."""
+    L = "learnt"
+    pool("max", 2, "learnt_shape", "The input shape learnt from the pieces (3x3, stride 2, padding 1)", 4, rng(0, 4),
+         [1, 1, 2, 2], [2, 3, 9, 7], 3, s=2, p=1, input_shape=L)
+    pool("max", 1, "learnt_shape_empty_pieces_float32", "Learnt from pieces of which two are empty, dilation 2",
+         5, [4, 2, 0, 1, 3], [1, 1, 5], [1, 2, 3], 2, s=1, p=1, d=2, dtype="float32", input_shape=L)
+    pool("avg", 3, "learnt_shape", "3-d, learnt, split batch and depth", 8, rng(0, 8), [2, 1, 2, 2, 1],
+         [3, 2, 5, 4, 4], 2, s=[2, 1, 2], input_shape=L)
+    pool("avg", 2, "learnt_shape_float32", "Learnt, padding 2 beyond the pieces, float32", 9, rng(0, 9),
+         [1, 1, 3, 3], [1, 2, 4, 5], 5, s=1, p=2, dtype="float32", input_shape=L)
+    pool("max", 1, "refuse_kernel_too_large_learnt", "Kernel 7 on a length-4 input with padding 1, learnt (refused "
+         "at the first forward)", 2, rng(0, 2), [1, 1, 2], [1, 1, 4], 7, p=1, input_shape=L,
+         expect="does not fit in spatial dimension 0")
+    pool("avg", 3, "refuse_kernel_too_large_learnt", "Kernel 5 in depth 3, learnt (refused at the first forward, "
+         "by the workers of P_x: every worker here)", 4, [3, 1, 0, 2], [1, 1, 2, 2, 1], [1, 1, 3, 4, 4], [5, 2, 2],
+         input_shape=L,
+         expect="does not fit in spatial dimension 0")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
@@ -160,6 +181,7 @@ def main():
     max_only_cases()
     avg_only_cases()
     refusal_cases()
+    learnt_shape_cases()
     write_cases(args.out)
 
 

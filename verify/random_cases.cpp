@@ -1,9 +1,12 @@
 #include "verify/random_cases.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
+#include "core/error.hpp"
 #include "verify/random.hpp"
 
 namespace distdl::verify {
@@ -121,6 +124,7 @@ void add_pool(json& c, draws& d, std::size_t max_world, std::size_t batch, std::
     c["options"] = {{"kernel_size", g.kernel}, {"stride", g.stride}, {"padding", g.padding}};
     if (max) c["options"]["dilation"] = g.dilation;
     c["x_shape"] = concat({batch, channels}, g.length);
+    if (d.one_in(2)) c["input_shape"] = "learnt";
 }
 
 // kind: "Feature", "Channel", "General" or "" (the Conv selector: feature or general layout).
@@ -148,6 +152,7 @@ void add_conv(json& c, draws& d, std::size_t max_world, std::size_t batch, std::
     c["options"] = {{"in_channels", in},    {"out_channels", out},  {"kernel_size", g.kernel}, {"stride", g.stride},
                     {"padding", g.padding}, {"dilation", g.dilation}, {"bias", !d.one_in(4)}};
     c["x_shape"] = concat({batch, in}, g.length);
+    if (d.one_in(2)) c["input_shape"] = "learnt";
 }
 
 // A tensor shape of `rank` extents 0-7 (now and then an empty one).
@@ -224,6 +229,119 @@ void add_halo_exchange(json& c, draws& d, std::size_t max_world) {
     c["x_shape"] = g.length;
 }
 
+// ---- Refusals: a valid case spoilt in one way its layer must refuse on every worker.
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Whether every world rank is a worker of some partition of the case: only then does a refusal
+// found at the first forward (by the layer's workers) reach every rank of the world.
+bool no_idle_worker(const json& c) {
+    std::set<int> members;
+    for (const auto& [name, p] : c["partitions"].items())
+        for (const int r : p["workers"]) members.insert(r);
+    return members.size() == c["world_size"].get<std::size_t>();
+}
+
+std::string kernel_fit_text(const std::string& layer, std::size_t e, std::size_t length, std::size_t k,
+                            std::size_t p, std::size_t dil) {
+    const std::string n = std::to_string(dil * (k - 1) + 1);
+    if (starts_with(layer, "MaxPool") || starts_with(layer, "AvgPool"))
+        return "kernel " + std::to_string(k) + " (dilation " + std::to_string(dil) + ", extent " + n +
+               ") does not fit in spatial dimension " + std::to_string(e) + " of length " + std::to_string(length) +
+               " with padding " + std::to_string(p);
+    const bool halo = layer == "HaloExchange";
+    return std::string(halo ? "kernel does not fit in dimension " : "in spatial dimension ") + std::to_string(e) +
+           ": extent " + std::to_string(length) + " + 2*padding " + std::to_string(p) + " < dilation " +
+           std::to_string(dil) + (halo ? " * (kernel size " : " * (kernel_size ") + std::to_string(k) + " - 1) + 1 = " + n;
+}
+
+// A kernel longer than the padded input in one spatial dimension (the others keep theirs).
+std::string spoil_kernel_fit(json& c, draws& d) {
+    const std::string layer = c["layer"];
+    json& o = c["options"];
+    const std::size_t dims = o["kernel_size"].size(), e = d.between(0, dims - 1);
+    const std::size_t lead = layer == "HaloExchange" ? 0 : 2, length = c["x_shape"][lead + e];
+    const std::size_t p = o["padding"][e], dil = o.contains("dilation") ? std::size_t(o["dilation"][e]) : 1;
+    const std::size_t k = (length + 2 * p) / dil + 2;
+    o["kernel_size"][e] = k;
+    return kernel_fit_text(layer, e, length, k, p, dil);
+}
+
+// A stride of 0 in one spatial dimension.
+std::string spoil_stride(json& c, draws& d) {
+    json& o = c["options"];
+    const std::size_t dims = o["kernel_size"].size(), e = d.between(0, dims - 1);
+    o["stride"][e] = 0;
+    const sizes dilation = o.contains("dilation") ? o["dilation"].get<sizes>() : sizes(dims, 1);
+    if (c["layer"] == "HaloExchange")
+        return "dimension " + std::to_string(e) + ": kernel size " + o["kernel_size"][e].dump() + ", stride 0 and dilation " +
+               std::to_string(dilation[e]) + " must be at least 1";
+    return "kernel_size " + format_list(o["kernel_size"].get<sizes>()) + ", stride " +
+           format_list(o["stride"].get<sizes>()) + " and dilation " + format_list(dilation) + " must all be at least 1";
+}
+
+// P_w with its two leading dimensions swapped: the same workers, split against P_x and P_y.
+// `named`: how the refusal names it.
+std::optional<std::string> spoil_weight_partition(json& c, const std::string& named) {
+    json& shape = c["partitions"]["P_w"]["shape"];
+    if (shape[0] == shape[1]) return std::nullopt;
+    std::swap(shape[0], shape[1]);
+    return named + " shape " + format_list(shape.get<sizes>()) + " does not match";
+}
+
+std::optional<std::string> spoil_convolution(json& c, draws& d) {
+    const std::string layer = c["layer"];
+    const bool three = c["partitions"].contains("P_w");
+    switch (d.between(0, 3)) {
+        case 0: return spoil_stride(c, d);
+        case 1:  // the selector given P_y without P_w, or P_w without P_y
+            if (!three || !starts_with(layer, "Conv")) break;
+            if (d.one_in(2)) {
+                c["partitions"].erase("P_w");
+                return layer + ": P_y is given but P_w is missing";
+            }
+            c["partitions"].erase("P_y");
+            return layer + ": P_w is given but P_y is missing";
+        case 2:
+            if (three) return spoil_weight_partition(c, "P_w");
+            break;
+        case 3: {  // other input channels than in_channels, in the given input shape
+            const std::size_t in = c["options"]["in_channels"].get<std::size_t>() + 1, dims = c["x_shape"].size() - 2;
+            c["options"]["in_channels"] = in;
+            c.erase("input_shape");
+            return "input_shape " + format_list(c["x_shape"].get<sizes>()) + ", expected [batch, " + std::to_string(in) +
+                   ", " + std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
+        }
+    }
+    return spoil_kernel_fit(c, d);
+}
+
+// The refusal text `c`, spoilt, must give; none for layers without a spoiling here.
+std::optional<std::string> spoil(json& c, draws& d) {
+    const std::string layer = c["layer"];
+    std::optional<std::string> text;
+    if (layer == "Linear") {
+        text = spoil_weight_partition(c, "Linear: P_W");
+    } else if (layer == "AllSumReduce") {
+        const json& grid = c["partitions"]["P_x"]["shape"];
+        c["options"]["axes_reduce"].push_back(grid.size());
+        text = "AllSumReduce: axis " + std::to_string(grid.size()) + " out of range for P_x shape " +
+               format_list(grid.get<sizes>());
+    } else if (layer == "Repartition") {
+        json& to = c["partitions"]["P_y"]["shape"];
+        const std::string from = format_list(c["partitions"]["P_x"]["shape"].get<sizes>());
+        to.push_back(1);
+        text = "Repartition: P_x shape " + from + " and P_y shape " + format_list(to.get<sizes>()) +
+               " differ in dimension";
+    } else if (layer.find("Conv") != std::string::npos) {
+        text = spoil_convolution(c, d);
+    } else if (layer.find("Pool") != std::string::npos || layer == "HaloExchange") {
+        text = d.one_in(2) ? spoil_stride(c, d) : spoil_kernel_fit(c, d);
+    }
+    if (text && c.contains("input_shape") && !no_idle_worker(c)) c.erase("input_shape");
+    return text;
+}
+
 }  // namespace
 
 std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, int max_world) {
@@ -251,6 +369,11 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
         c["seed"] = derive_seed(seed, 0x64617461ull, i);
         c["name"] = "random/" + std::to_string(seed) + "/" + std::to_string(i) + "_" + c["layer"].get<std::string>();
         c["expect"] = "pass";
+        if (d.one_in(6))
+            if (const auto refusal = spoil(c, d)) {
+                c["expect"] = {{"error", *refusal}};
+                c["name"] = c["name"].get<std::string>() + "_refused";
+            }
         cases.push_back(std::move(c));
     }
     return cases;

@@ -101,6 +101,8 @@ const std::map<std::string, std::string> expected_errors = {
     {"duplicate_key_nested", "partitions.P_x.workers: duplicate key"},
     {"dtype_number", "dtype: expected \"float64\" or \"float32\", got the integer 64"},
     {"input_split_on_halo", "input_split: not accepted by HaloExchange"},
+    {"input_shape_not_accepted", "input_shape: not accepted by Linear"},
+    {"input_shape_bad_value", "input_shape: expected \"given\" or \"learnt\", got a list of 3"},
     {"transpose_as_number", "options.transpose_src: expected true or false, got the integer 1"},
 };
 
@@ -170,6 +172,14 @@ TEST(case_file, parses_every_field) {
     EXPECT_EQ(spec.seed, 42u);
 }
 
+TEST(case_file, input_shape_learnt) {
+    const auto doc = nlohmann::json::parse(R"({
+      "schema": 1, "name": "t/learnt", "layer": "AvgPool2d", "world_size": 1,
+      "partitions": {"P_x": {"workers": [0], "shape": [1, 1, 1, 1]}},
+      "options": {"kernel_size": 2}, "x_shape": [1, 1, 4, 4], "input_shape": "learnt", "expect": "pass"})");
+    EXPECT_EQ(parse_case(doc, "inline.json", builtin_registry()).shape_source, input_shape_source::learnt);
+}
+
 TEST(case_file, defaults) {
     const auto doc = nlohmann::json::parse(R"({
       "schema": 1, "name": "t/defaults", "layer": "HaloExchange", "world_size": 1,
@@ -179,6 +189,7 @@ TEST(case_file, defaults) {
     EXPECT_TRUE(spec.expect_pass());
     EXPECT_EQ(spec.type, distdl::dtype::float64);
     EXPECT_EQ(spec.split, input_split::balanced);
+    EXPECT_EQ(spec.shape_source, input_shape_source::given);
     EXPECT_EQ(spec.seed, default_seed);
     EXPECT_EQ(spec.per_dimension("kernel_size", 2, 1), (std::vector<std::size_t>{3, 1}));
     EXPECT_EQ(spec.per_dimension("padding", 2, 0), (std::vector<std::size_t>{1, 1}));

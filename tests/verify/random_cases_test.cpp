@@ -1,5 +1,6 @@
 // The random case generator (distdl-verify --random): deterministic, valid case documents
-// within the world budget, and varied enough to reach what hand-written cases miss.
+// within the world budget (some spoilt into refusals), and varied enough to reach what
+// hand-written cases miss.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -26,33 +27,54 @@ TEST(random_cases, the_same_seed_gives_the_same_cases_and_another_seed_others) {
     EXPECT_EQ(longer[49], a[49]);
 }
 
-TEST(random_cases, every_case_is_valid_within_the_world_and_expects_to_pass) {
+TEST(random_cases, every_case_is_valid_within_the_world_and_some_expect_a_refusal) {
     for (const int world : {1, 3, 12}) {
         std::set<std::string> names;
+        std::size_t refusals = 0;
         for (const auto& doc : random_case_documents(300, 5, world)) {
             const case_spec spec = parse_case(doc, "generated", builtin_registry());
             EXPECT_GE(spec.world_size, 1);
             EXPECT_LE(spec.world_size, world) << spec.name;
-            EXPECT_TRUE(spec.expect_pass());
+            EXPECT_EQ(!spec.expect_pass(), spec.name.ends_with("_refused")) << spec.name;
+            refusals += !spec.expect_pass();
             EXPECT_TRUE(names.insert(spec.name).second) << "repeated name " << spec.name;
         }
+        EXPECT_GT(refusals, 20u) << "world " << world;  // about one case in seven
+        EXPECT_LT(refusals, 80u) << "world " << world;
     }
+}
+
+// A refusal found at the first forward reaches the layer's workers only: a case that learns its
+// input shape and expects a refusal has no idle world rank.
+TEST(random_cases, a_refusal_with_a_learnt_shape_has_no_idle_worker) {
+    std::size_t learnt_refusals = 0;
+    for (const auto& doc : random_case_documents(3000, 6, 12)) {
+        if (doc["expect"] == "pass" || doc.value("input_shape", "given") != "learnt") continue;
+        ++learnt_refusals;
+        std::set<int> members;
+        for (const auto& [name, p] : doc["partitions"].items())
+            for (const int r : p["workers"]) members.insert(r);
+        EXPECT_EQ(members.size(), doc["world_size"].get<std::size_t>()) << doc["name"];
+    }
+    EXPECT_GT(learnt_refusals, 0u);
 }
 
 TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     std::set<std::string> layers;
-    std::set<std::string> types;
+    std::set<std::string> types, shape_sources, refused_layers;
     bool padding_only_window = false, padding_beyond_stride = false, blocked_channels = false, empty_batch = false,
          transposed = false;
     for (const auto& doc : random_case_documents(2000, 3, 12)) {
         layers.insert(doc["layer"].get<std::string>());
         types.insert(doc.value("dtype", "float64"));
         empty_batch |= doc["x_shape"][0] == 0;
+        if (doc["expect"] != "pass") refused_layers.insert(doc["layer"].get<std::string>());
         if (!doc.contains("options")) continue;  // Broadcast, SumReduce, Repartition
         const auto& o = doc["options"];
         transposed |= o.value("transpose_src", false) && o.value("transpose_dest", false);
         if (o.contains("in_channels")) blocked_channels |= o["in_channels"] == 16 && o["out_channels"] == 16;
         if (!o.contains("kernel_size")) continue;  // Linear, AllSumReduce
+        if (doc["layer"] != "HaloExchange") shape_sources.insert(doc.value("input_shape", "given"));
         for (std::size_t e = 0; e < o["kernel_size"].size(); ++e) {
             const std::size_t k = o["kernel_size"][e], p = o["padding"][e], s = o["stride"][e];
             const std::size_t d = o.contains("dilation") ? std::size_t(o["dilation"][e]) : 1;
@@ -62,6 +84,8 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     }
     EXPECT_EQ(layers.size(), 24u);  // five primitives, Linear, six layer families in 1-d, 2-d and 3-d
     EXPECT_EQ(types.size(), 2u);
+    EXPECT_EQ(shape_sources.size(), 2u);  // convolutions and poolings given the input shape, and learning it
+    EXPECT_EQ(refused_layers.size(), 22u) << "every layer but Broadcast and SumReduce";
     EXPECT_TRUE(padding_only_window);
     EXPECT_TRUE(padding_beyond_stride);
     EXPECT_TRUE(blocked_channels);

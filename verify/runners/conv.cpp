@@ -5,7 +5,8 @@
 // true). The model starts from distdl::conv_initial_parameters with a seed derived from the
 // case seed; the reference is reference/conv on the whole tensors, cut into the balanced
 // blocks of P_y (output) and P_x (input gradient); with only P_x given, P_y and P_w are P_x.
-// Cases that expect a result give the layer x_shape as its input_shape (see build_layer).
+// The layer is given x_shape as its input_shape (planned at construction) unless the case says
+// "input_shape": "learnt" (learnt from the pieces at the first forward).
 #include "core/decomposition.hpp"
 #include "layers/conv_channel.hpp"
 #include "layers/conv_feature.hpp"
@@ -56,9 +57,6 @@ tensor<T> bias_block(const tensor<T>& b, std::size_t o0, std::size_t o1) {
     return out;
 }
 
-// The global input shape goes to the layer (input_shape: planned at construction) in every
-// case that expects a result; refusal cases leave it out, so that the layer meets the bad
-// pieces at the first forward (the lazy path) as their expected errors describe.
 template <class T>
 std::unique_ptr<module<T>> build_layer(conv_family family, const conv_case& c, const case_world& world,
                                        bool give_input_shape) {
@@ -105,7 +103,7 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
 
     case_problem<T> problem;
     // The layer first: it refuses bad options and partitions (refusal cases end here).
-    problem.layer = build_layer<T>(family, c, world, spec.expect_pass());
+    problem.layer = build_layer<T>(family, c, world, spec.shape_source == input_shape_source::given);
 
     const bool only_x = !spec.partitions.count("P_y");
     const auto& px = spec.partition("P_x");
@@ -197,6 +195,7 @@ layer_runner conv_runner(conv_family family, const std::string& prefix, std::siz
                  {"dilation", option_kind::per_dimension},
                  {"bias", option_kind::boolean}};
     r.leading_dims = 2;
+    r.accepts_input_shape = true;
     r.make_float = [family, dims](const case_spec& s, const case_world& w) {
         return make_conv_case<float>(family, dims, s, w);
     };

@@ -1,7 +1,8 @@
 // Runners of MaxPool1d/2d/3d and AvgPool1d/2d/3d (layers/pool_max.hpp, layers/pool_avg.hpp):
 // x_shape is the global input N × C × spatial, balanced over P_x; options kernel_size
 // (required), stride, padding, dilation, each one value for every spatial dimension or one per
-// spatial dimension. The reference is reference/pool.hpp on the whole tensor, its output cut
+// spatial dimension; the layer is given x_shape as its input_shape unless the case says
+// "input_shape": "learnt". The reference is reference/pool.hpp on the whole tensor, its output cut
 // into the balanced blocks of P_x. The layer is told its digit (spatial_dims), so a MaxPool2d
 // case with a 1-d input is the layer's refusal, not the harness's.
 #include <memory>
@@ -45,8 +46,9 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     const std::size_t dims = spec.x_shape.size() > 2 ? spec.x_shape.size() - 2 : 1;
     c.geometry = {option_or_empty(spec, "kernel_size", dims), option_or_empty(spec, "stride", dims),
                   option_or_empty(spec, "padding", dims), option_or_empty(spec, "dilation", dims)};
-    const pool_options options{c.geometry.kernel_size, c.geometry.stride, c.geometry.padding, c.geometry.dilation,
-                               c.x_shape, spatial_dims};
+    pool_options options{c.geometry.kernel_size, c.geometry.stride, c.geometry.padding, c.geometry.dilation,
+                         std::nullopt, spatial_dims};
+    if (spec.shape_source == input_shape_source::given) options.input_shape = c.x_shape;
 
     case_problem<T> problem;
     if constexpr (kind == pool_kind::max)
@@ -93,6 +95,7 @@ layer_runner pool_runner(const char* layer) {
                  {"padding", option_kind::per_dimension},
                  {"dilation", option_kind::per_dimension}};
     r.leading_dims = 2;  // batch and channels
+    r.accepts_input_shape = true;
     r.make_float = &make_pool<float, kind, spatial_dims>;
     r.make_double = &make_pool<double, kind, spatial_dims>;
     return r;
