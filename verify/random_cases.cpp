@@ -316,11 +316,31 @@ std::optional<std::string> spoil_convolution(json& c, draws& d) {
     return spoil_kernel_fit(c, d);
 }
 
+// Broadcast's P_x or SumReduce's P_y (the side of one worker per team) with more dimensions than
+// the other side: trailing 1s, the same workers.
+std::string spoil_team_side(json& c) {
+    const bool broadcast = c["layer"] == "Broadcast";
+    json& parts = c["partitions"];
+    json& one = parts[broadcast ? "P_x" : "P_y"]["shape"];
+    const std::size_t many = parts[broadcast ? "P_y" : "P_x"]["shape"].size();
+    while (one.size() <= many) one.push_back(1);
+    const auto side = [&](const char* name, const char* flag) {
+        return std::string(name) + " shape " + format_list(parts[name]["shape"].get<sizes>()) +
+               (c["options"][flag].get<bool>() ? " (transposed)" : "");
+    };
+    return c["layer"].get<std::string>() + ": " + side("P_x", "transpose_src") + " cannot " +
+           (broadcast ? "broadcast" : "reduce") + " to " + side("P_y", "transpose_dest") + " (" +
+           (broadcast ? "P_x" : "P_y") + " has dimension " + std::to_string(one.size()) + " > " +
+           std::to_string(many) + ")";
+}
+
 // The refusal text `c`, spoilt, must give; none for layers without a spoiling here.
 std::optional<std::string> spoil(json& c, draws& d) {
     const std::string layer = c["layer"];
     std::optional<std::string> text;
-    if (layer == "Linear") {
+    if (layer == "Broadcast" || layer == "SumReduce") {
+        text = spoil_team_side(c);
+    } else if (layer == "Linear") {
         text = spoil_weight_partition(c, "Linear: P_W");
     } else if (layer == "AllSumReduce") {
         const json& grid = c["partitions"]["P_x"]["shape"];

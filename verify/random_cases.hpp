@@ -14,7 +14,8 @@
 // in one way its layer must refuse on every worker, and expects the refusal's text: a kernel
 // longer than the padded input, a stride of 0, P_w split against P_x and P_y, P_y without P_w
 // or P_w without P_y (the selector), other channels than in_channels in the given input shape,
-// an axis out of range (AllSumReduce), partitions of different ranks (Repartition).
+// an axis out of range (AllSumReduce), partitions of different ranks (Repartition), a Broadcast
+// source or SumReduce destination of more dimensions than the other side.
 //
 // The same (count, seed, max_world) gives the same cases on every platform and rank (own
 // generator, no std:: distributions), so an MPI job's ranks agree and a failure reproduces;
