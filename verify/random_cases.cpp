@@ -252,7 +252,8 @@ std::string kernel_fit_text(const std::string& layer, std::size_t e, std::size_t
     const bool halo = layer == "HaloExchange";
     return std::string(halo ? "kernel does not fit in dimension " : "in spatial dimension ") + std::to_string(e) +
            ": extent " + std::to_string(length) + " + 2*padding " + std::to_string(p) + " < dilation " +
-           std::to_string(dil) + (halo ? " * (kernel size " : " * (kernel_size ") + std::to_string(k) + " - 1) + 1 = " + n;
+           std::to_string(dil) + (halo ? " * (kernel size " : " * (kernel_size ") + std::to_string(k) +
+           " - 1) + 1 = " + n;
 }
 
 // A kernel longer than the padded input in one spatial dimension (the others keep theirs).
@@ -274,8 +275,8 @@ std::string spoil_stride(json& c, draws& d) {
     o["stride"][e] = 0;
     const sizes dilation = o.contains("dilation") ? o["dilation"].get<sizes>() : sizes(dims, 1);
     if (c["layer"] == "HaloExchange")
-        return "dimension " + std::to_string(e) + ": kernel size " + o["kernel_size"][e].dump() + ", stride 0 and dilation " +
-               std::to_string(dilation[e]) + " must be at least 1";
+        return "dimension " + std::to_string(e) + ": kernel size " + o["kernel_size"][e].dump() +
+               ", stride 0 and dilation " + std::to_string(dilation[e]) + " must be at least 1";
     return "kernel_size " + format_list(o["kernel_size"].get<sizes>()) + ", stride " +
            format_list(o["stride"].get<sizes>()) + " and dilation " + format_list(dilation) + " must all be at least 1";
 }
@@ -292,7 +293,7 @@ std::optional<std::string> spoil_weight_partition(json& c, const std::string& na
 std::optional<std::string> spoil_convolution(json& c, draws& d) {
     const std::string layer = c["layer"];
     const bool three = c["partitions"].contains("P_w");
-    switch (d.between(0, 3)) {
+    switch (d.between(0, 3)) {  // a spoiling that does not apply falls back to a kernel that does not fit
         case 0: return spoil_stride(c, d);
         case 1:  // the selector given P_y without P_w, or P_w without P_y
             if (!three || !starts_with(layer, "Conv")) break;
@@ -306,11 +307,12 @@ std::optional<std::string> spoil_convolution(json& c, draws& d) {
             if (three) return spoil_weight_partition(c, "P_w");
             break;
         case 3: {  // other input channels than in_channels, in the given input shape
-            const std::size_t in = c["options"]["in_channels"].get<std::size_t>() + 1, dims = c["x_shape"].size() - 2;
+            const std::size_t in = c["options"]["in_channels"].get<std::size_t>() + 1;
+            const std::size_t dims = c["x_shape"].size() - 2;
             c["options"]["in_channels"] = in;
             c.erase("input_shape");
-            return "input_shape " + format_list(c["x_shape"].get<sizes>()) + ", expected [batch, " + std::to_string(in) +
-                   ", " + std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
+            return "input_shape " + format_list(c["x_shape"].get<sizes>()) + ", expected [batch, " +
+                   std::to_string(in) + ", " + std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
         }
     }
     return spoil_kernel_fit(c, d);
