@@ -290,6 +290,29 @@ std::optional<std::string> spoil_weight_partition(json& c, const std::string& na
     return named + " shape " + format_list(shape.get<sizes>()) + " does not match";
 }
 
+// A part of the balanced split of n over `parts` (DESIGN §3: the first n % parts get one more).
+std::size_t balanced_part(std::size_t n, std::size_t parts, std::size_t i) { return n / parts + (i < n % parts); }
+
+// in_channels one more than x has. Given the input shape, refused at construction. Learnt, at the
+// first forward, naming the first piece of P_x (in partition order) of other channels than
+// expected: input-channel block (x's channels) mod P_ci, where the split of one channel more
+// differs, at spatial index 0.
+std::string spoil_channels(json& c) {
+    const sizes x = c["x_shape"], grid = c["partitions"]["P_x"]["shape"];
+    const std::size_t dims = x.size() - 2, in = x[1] + 1;
+    c["options"]["in_channels"] = in;
+    const std::string extents = std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
+    if (!c.contains("input_shape"))
+        return "input_shape " + format_list(x) + ", expected [batch, " + std::to_string(in) + ", " + extents;
+    const std::size_t block = x[1] % grid[1];
+    sizes piece{x[0], balanced_part(x[1], grid[1], block)};
+    for (std::size_t e = 0; e < dims; ++e) piece.push_back(balanced_part(x[2 + e], grid[2 + e], 0));
+    const std::size_t w = block * product(grid) / grid[1];
+    return "x on P_x worker " + std::to_string(w) + " (world rank " +
+           std::to_string(c["partitions"]["P_x"]["workers"][w].get<int>()) + ") has shape " + format_list(piece) +
+           ", expected [batch, " + std::to_string(balanced_part(in, grid[1], block)) + ", " + extents;
+}
+
 std::optional<std::string> spoil_convolution(json& c, draws& d) {
     const std::string layer = c["layer"];
     const bool three = c["partitions"].contains("P_w");
@@ -306,14 +329,7 @@ std::optional<std::string> spoil_convolution(json& c, draws& d) {
         case 2:
             if (three) return spoil_weight_partition(c, "P_w");
             break;
-        case 3: {  // other input channels than in_channels, in the given input shape
-            const std::size_t in = c["options"]["in_channels"].get<std::size_t>() + 1;
-            const std::size_t dims = c["x_shape"].size() - 2;
-            c["options"]["in_channels"] = in;
-            c.erase("input_shape");
-            return "input_shape " + format_list(c["x_shape"].get<sizes>()) + ", expected [batch, " +
-                   std::to_string(in) + ", " + std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
-        }
+        case 3: return spoil_channels(c);
     }
     return spoil_kernel_fit(c, d);
 }
@@ -339,6 +355,8 @@ std::string spoil_team_side(json& c) {
 // The refusal text `c`, spoilt, must give; none for layers without a spoiling here.
 std::optional<std::string> spoil(json& c, draws& d) {
     const std::string layer = c["layer"];
+    // A refusal at the first forward (a learnt input shape) reaches the layer's workers only.
+    if (c.contains("input_shape") && !no_idle_worker(c)) c.erase("input_shape");
     std::optional<std::string> text;
     if (layer == "Broadcast" || layer == "SumReduce") {
         text = spoil_team_side(c);
@@ -360,7 +378,6 @@ std::optional<std::string> spoil(json& c, draws& d) {
     } else if (layer.find("Pool") != std::string::npos || layer == "HaloExchange") {
         text = d.one_in(2) ? spoil_stride(c, d) : spoil_kernel_fit(c, d);
     }
-    if (text && c.contains("input_shape") && !no_idle_worker(c)) c.erase("input_shape");
     return text;
 }
 

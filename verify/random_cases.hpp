@@ -13,9 +13,10 @@
 // unbalanced inputs) and must pass; or, about one in seven (named ..._refused), is then spoilt
 // in one way its layer must refuse on every worker, and expects the refusal's text: a kernel
 // longer than the padded input, a stride of 0, P_w split against P_x and P_y, P_y without P_w
-// or P_w without P_y (the selector), other channels than in_channels in the given input shape,
-// an axis out of range (AllSumReduce), partitions of different ranks (Repartition), a Broadcast
-// source or SumReduce destination of more dimensions than the other side.
+// or P_w without P_y (the selector), other channels than in_channels (in the given input shape,
+// or in x's pieces when the shape is learnt), an axis out of range (AllSumReduce), partitions
+// of different ranks (Repartition), a Broadcast source or SumReduce destination of more
+// dimensions than the other side.
 //
 // The same (count, seed, max_world) gives the same cases on every platform and rank (own
 // generator, no std:: distributions), so an MPI job's ranks agree and a failure reproduces;
@@ -28,7 +29,7 @@
 
 namespace distdl::verify {
 
-// `count` case documents named "random/<seed>/<index>_<layer>", world sizes 1..max_world
+// `count` case documents named "random/<seed>/<index>_<layer>" (+ "_refused"), world sizes 1..max_world
 // (at least 1).
 std::vector<nlohmann::json> random_case_documents(std::size_t count, std::uint64_t seed, int max_world);
 
