@@ -104,26 +104,11 @@ class validator {
         partitions(doc.at("partitions"));
         options(doc.contains("options") ? doc.at("options") : json::object());
 
-        if (doc.contains("input_split")) {
-            const json& split = doc.at("input_split");
-            if (!runner_->accepts_input_split) fail("input_split", "not accepted by " + spec_.layer);
-            if (split == "balanced") spec_.split = input_split::balanced;
-            else if (split == "unbalanced") spec_.split = input_split::unbalanced;
-            else fail("input_split", "expected \"balanced\" or \"unbalanced\", got " + describe(split));
-        }
-        if (doc.contains("input_shape")) {
-            const json& source = doc.at("input_shape");
-            if (!runner_->accepts_input_shape) fail("input_shape", "not accepted by " + spec_.layer);
-            if (source == "given") spec_.shape_source = input_shape_source::given;
-            else if (source == "learnt") spec_.shape_source = input_shape_source::learnt;
-            else fail("input_shape", "expected \"given\" or \"learnt\", got " + describe(source));
-        }
-        if (doc.contains("dtype")) {
-            const json& type = doc.at("dtype");
-            if (type == "float64") spec_.type = dtype::float64;
-            else if (type == "float32") spec_.type = dtype::float32;
-            else fail("dtype", "expected \"float64\" or \"float32\", got " + describe(type));
-        }
+        if (second_choice(doc, "input_split", runner_->accepts_input_split, "balanced", "unbalanced"))
+            spec_.split = input_split::unbalanced;
+        if (second_choice(doc, "input_shape", runner_->accepts_input_shape, "given", "learnt"))
+            spec_.shape_source = input_shape_source::learnt;
+        if (second_choice(doc, "dtype", true, "float64", "float32")) spec_.type = dtype::float32;
         expect(doc.at("expect"));
         if (doc.contains("seed")) {
             const json& seed = doc.at("seed");
@@ -146,6 +131,17 @@ class validator {
         for (const auto& entry : object.items())
             if (std::find(allowed.begin(), allowed.end(), entry.key()) == allowed.end())
                 fail(child(path, entry.key()), "unknown key (" + lead + ": " + join(allowed) + ")");
+    }
+
+    // An optional key of two strings (absent: the first), which only some layers may accept:
+    // whether it gives the second.
+    bool second_choice(const json& doc, const char* key, bool accepted, const char* first, const char* second) const {
+        if (!doc.contains(key)) return false;
+        const json& value = doc.at(key);
+        if (!accepted) fail(key, "not accepted by " + spec_.layer);
+        if (value != first && value != second)
+            fail(key, std::string("expected \"") + first + "\" or \"" + second + "\", got " + describe(value));
+        return value == second;
     }
 
     std::string non_empty_string(const json& value, const std::string& path) const {
