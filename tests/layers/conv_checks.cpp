@@ -9,7 +9,7 @@
 #include "layers/conv_select.hpp"
 #include "reference/conv.hpp"
 #include "reference/repartition.hpp"
-#include "tests/layers/layer_test_util.hpp"
+#include "tests/layers/conv_test_util.hpp"
 #include "verify/runners/pieces.hpp"
 
 namespace {
@@ -81,31 +81,8 @@ void check_conv(const std::shared_ptr<distdl::communicator>& world, const conv_s
         db_sum += distdl::ref::conv_adjoint_bias(dy);
     }
 
-    // Owners: (co, ci, 0..0) of P_w hold the weight block, (co, 0, 0..0) the bias block.
     const auto params = layer.parameters();
-    const shape_t at = pw >= 0 ? distdl::unravel_index(std::size_t(pw), s.P_w) : shape_t{};
-    const bool owner = pw >= 0 && std::all_of(at.begin() + 2, at.end(), [](std::size_t i) { return i == 0; });
-    if (!owner) {
-        DCHECK(params.empty());
-        return;
-    }
-    const bool with_bias = spec.bias && at[1] == 0;
-    DCHECK_EQ(params.size(), std::size_t(with_bias ? 2 : 1));
-    const std::size_t o0 = distdl::balanced_start(s.out, s.P_w[0], at[0]), o1 = distdl::balanced_stop(s.out, s.P_w[0], at[0]);
-    const std::size_t i0 = distdl::balanced_start(s.in, s.P_w[1], at[1]), i1 = distdl::balanced_stop(s.in, s.P_w[1], at[1]);
-    auto block = [&](const tensor<T>& w) {
-        xt::xstrided_slice_vector sv{xt::range(o0, o1), xt::range(i0, i1), xt::ellipsis()};
-        return tensor<T>(xt::strided_view(w, sv));
-    };
-    auto segment = [&](const tensor<T>& b) { return tensor<T>(xt::view(b, xt::range(o0, o1))); };
-    DCHECK_EQ(params[0]->name, std::string("weight"));
-    DCHECK(same_bits(params[0]->value, block(model.weight)));
-    check_close(params[0]->grad, block(dw_sum), "weight gradient");
-    if (with_bias) {
-        DCHECK_EQ(params[1]->name, std::string("bias"));
-        DCHECK(same_bits(params[1]->value, segment(model.bias)));
-        check_close(params[1]->grad, segment(db_sum), "bias gradient");
-    }
+    distdl::testing::check_conv_parameters(params, s.P_w, pw, spec, model, dw_sum, db_sum);
     layer.zero_grad();
     for (auto* p : params)
         for (auto v : p->grad) DCHECK_EQ(v, T(0));
