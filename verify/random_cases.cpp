@@ -381,6 +381,27 @@ std::optional<std::string> spoil(json& c, draws& d) {
     return text;
 }
 
+// The per-dimension options as a case writer may give them (DESIGN §6): a list, one number for
+// every dimension when they agree, or nothing where the default applies (stride: the kernel
+// size for pooling, 1 otherwise; padding 0; dilation 1; bias true), so that the scalar form
+// and the defaults are drawn too. The same configuration either way.
+void write_compactly(json& c, draws& d) {
+    if (!c.contains("options") || !c["options"].contains("kernel_size")) return;
+    json& o = c["options"];
+    const bool pool = c["layer"].get<std::string>().find("Pool") != std::string::npos;
+    const sizes kernel = o["kernel_size"];
+    for (const char* key : {"kernel_size", "stride", "padding", "dilation"}) {
+        if (!o.contains(key)) continue;
+        const sizes v = o[key];
+        const std::string name = key;
+        const sizes fallback = name == "stride" && pool ? kernel : sizes(v.size(), name == "padding" ? 0 : 1);
+        const bool uniform = std::all_of(v.begin(), v.end(), [&](std::size_t e) { return e == v[0]; });
+        if (name != "kernel_size" && v == fallback && d.one_in(2)) o.erase(key);
+        else if (uniform && d.one_in(2)) o[key] = v[0];
+    }
+    if (o.value("bias", false) && d.one_in(2)) o.erase("bias");
+}
+
 }  // namespace
 
 std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, int max_world) {
@@ -413,6 +434,7 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
                 c["expect"] = {{"error", *refusal}};
                 c["name"] = c["name"].get<std::string>() + "_refused";
             }
+        write_compactly(c, d);
         cases.push_back(std::move(c));
     }
     return cases;

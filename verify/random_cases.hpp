@@ -5,8 +5,10 @@
 // float32 and float64, 1-4 dimensions. Partition shapes, tensor extents (also 0), kernel sizes,
 // strides, paddings (also windows of padding only), dilations, channel counts (also the
 // 16-channel blocks of oneDNN) and batches are drawn independently, and whether a convolution or
-// pooling is given the input shape or learns it at the first forward; each partition sits on its
-// own random list of world ranks (overlapping, in any order, with idle workers). A case draws
+// pooling is given the input shape or learns it at the first forward; per-dimension options are
+// written as lists, as one number for all dimensions, or left to their defaults; each partition
+// sits on its own random list of world ranks (overlapping, in any order, with idle workers). A
+// case draws
 // configurations the layers accept (the kernel fits the padded input; Broadcast and SumReduce
 // partitions follow the reduction rules, with and without transpose flags, shorter partitions
 // and preserve_batch; Repartition never splits a size-1 dimension and takes balanced and

@@ -63,7 +63,7 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     std::set<std::string> layers;
     std::set<std::string> types, shape_sources, refused_layers;
     bool padding_only_window = false, padding_beyond_stride = false, blocked_channels = false, empty_batch = false,
-         transposed = false;
+         transposed = false, scalar_option = false, default_stride = false;
     for (const auto& doc : random_case_documents(2000, 3, 12)) {
         layers.insert(doc["layer"].get<std::string>());
         types.insert(doc.value("dtype", "float64"));
@@ -75,11 +75,18 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
         if (o.contains("in_channels")) blocked_channels |= o["in_channels"] == 16 && o["out_channels"] == 16;
         if (!o.contains("kernel_size")) continue;  // Linear, AllSumReduce
         if (doc["layer"] != "HaloExchange") shape_sources.insert(doc.value("input_shape", "given"));
-        for (std::size_t e = 0; e < o["kernel_size"].size(); ++e) {
-            const std::size_t k = o["kernel_size"][e], p = o["padding"][e], s = o["stride"][e];
-            const std::size_t d = o.contains("dilation") ? std::size_t(o["dilation"][e]) : 1;
-            padding_only_window |= p >= d * (k - 1) + 1;
-            padding_beyond_stride |= s >= 2 && p > s;
+        // The compact forms: one number for every dimension, a default left out.
+        scalar_option |= o["kernel_size"].is_number();
+        default_stride |= !o.contains("stride");
+        const case_spec spec = parse_case(doc, "generated", builtin_registry());
+        const std::size_t dims = spec.x_shape.size() - (doc["layer"] == "HaloExchange" ? 0 : 2);
+        const auto k = spec.per_dimension("kernel_size", dims, 1), p = spec.per_dimension("padding", dims, 0);
+        const auto d = spec.per_dimension("dilation", dims, 1);
+        const bool pool = doc["layer"].get<std::string>().find("Pool") != std::string::npos;
+        const auto s = o.contains("stride") || !pool ? spec.per_dimension("stride", dims, 1) : k;
+        for (std::size_t e = 0; e < dims; ++e) {
+            padding_only_window |= p[e] >= d[e] * (k[e] - 1) + 1;
+            padding_beyond_stride |= s[e] >= 2 && p[e] > s[e];
         }
     }
     EXPECT_EQ(layers.size(), 24u);  // five primitives, Linear, six layer families in 1-d, 2-d and 3-d
@@ -91,6 +98,8 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     EXPECT_TRUE(blocked_channels);
     EXPECT_TRUE(empty_batch);
     EXPECT_TRUE(transposed);
+    EXPECT_TRUE(scalar_option);
+    EXPECT_TRUE(default_stride);
 }
 
 }  // namespace
