@@ -8,12 +8,11 @@
 // pooling is given the input shape or learns it at the first forward; per-dimension options are
 // written as lists, as one number for all dimensions, or left to their defaults; each partition
 // sits on its own random list of world ranks (overlapping, in any order, with idle workers). A
-// case draws
-// configurations the layers accept (the kernel fits the padded input; Broadcast and SumReduce
-// partitions follow the reduction rules, with and without transpose flags, shorter partitions
-// and preserve_batch; Repartition never splits a size-1 dimension and takes balanced and
-// unbalanced inputs) and must pass; or, about one in seven (named ..._refused), is then spoilt
-// in one way its layer must refuse on every worker, and expects the refusal's text: a kernel
+// case draws configurations the layers accept (the kernel fits the padded input; Broadcast and
+// SumReduce partitions follow the reduction rules, with and without transpose flags, shorter
+// partitions and preserve_batch; Repartition never splits a size-1 dimension and takes balanced
+// and unbalanced inputs) and must pass; or, about one in seven (named ..._refused), is then
+// spoilt in one way its layer must refuse on every worker, and expects the refusal's text: a kernel
 // longer than the padded input, a stride of 0, P_w split against P_x and P_y, P_y without P_w
 // or P_w without P_y (the selector), other channels than in_channels (in the given input shape,
 // or in x's pieces when the shape is learnt), an axis out of range (AllSumReduce), partitions
