@@ -1,5 +1,6 @@
 // distdl-verify: runs JSON cases (DESIGN §6) on the simulator or under MPI and checks each
 // against the serial reference (sequential equivalence) and its own adjoint (dot-product test).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -223,6 +224,19 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
     return cases;
 }
 
+// After a failed random case: how to get it as a file, to rerun it alone.
+void print_random_rerun_hint(const arguments& args, const run_record& record) {
+    if (args.random_cases == 0 || !args.random_out.empty()) return;
+    const auto failed_random = [](const case_outcome& o) {
+        return o.result == verdict::failed && o.name.rfind("random/", 0) == 0;
+    };
+    if (std::none_of(record.outcomes.begin(), record.outcomes.end(), failed_random)) return;
+    std::cout << "To rerun a failed random case alone: the same --random " << args.random_cases << " --seed "
+              << args.random_seed << " --random-world " << args.random_world
+              << " with --random-out DIR writes case i as DIR/random_" << args.random_seed
+              << "_<i>.json; then distdl-verify DIR/random_" << args.random_seed << "_<i>.json\n";
+}
+
 int run(const arguments& args, const std::function<job_case_result(const case_spec&, const layer_runner&)>& run_one,
         int rank, int job_ranks) {
     const auto& registry = builtin_registry();
@@ -259,6 +273,7 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
     const auto total = grand_total(record.outcomes);
     if (rank == 0) {
         print_summary(std::cout, record);
+        print_random_rerun_hint(args, record);
         if (!args.report_dir.empty()) {
             try {
                 write_reports(args.report_dir, record);
