@@ -5,6 +5,8 @@
 // learns its shapes from the pieces it is handed and learns them again; each step's output and
 // input gradient pieces, and at the end every parameter's accumulated gradient, against the same
 // chain of reference functions on the whole tensors.
+#include <utility>
+
 #include "core/repartition.hpp"
 #include "layers/conv_channel.hpp"
 #include "layers/conv_feature.hpp"
@@ -45,32 +47,31 @@ void check_piece(const tensor<T>& got, const tensor<T>& global, const shape_t& s
 // One convolution of the model: its layer, its global model and the sums of its gradients.
 template <class T>
 struct conv_stage {
-    const distdl::general_conv<T>* layer = nullptr;
+    distdl::general_conv<T>& layer;
     shape_t P_w;
     std::vector<int> w_workers;
     distdl::conv_parameters<T> model;
     distdl::ref::conv_geometry geometry;
     tensor<T> dw_sum, db_sum;
 
-    void start(const distdl::general_conv<T>& l) {
-        layer = &l;
-        model = distdl::conv_initial_parameters<T>(l.spec());
-        geometry = {l.spec().stride, l.spec().padding, l.spec().dilation};
-        dw_sum = xt::zeros<T>(l.spec().weight_shape());
-        db_sum = xt::zeros<T>(shape_t{l.spec().out_channels});
-    }
+    conv_stage(distdl::general_conv<T>& l, shape_t P_w_shape, std::vector<int> workers)
+        : layer(l), P_w(std::move(P_w_shape)), w_workers(std::move(workers)),
+          model(distdl::conv_initial_parameters<T>(l.spec())),
+          geometry{l.spec().stride, l.spec().padding, l.spec().dilation},
+          dw_sum(xt::zeros<T>(l.spec().weight_shape())), db_sum(xt::zeros<T>(shape_t{l.spec().out_channels})) {}
+
     tensor<T> forward(const tensor<T>& x) const {
         return distdl::ref::conv_forward(x, model.weight, &model.bias, geometry);
     }
     // The input gradient; adds the parameter gradients to the sums.
     tensor<T> adjoint(const tensor<T>& x, const tensor<T>& dy) {
-        dw_sum += distdl::ref::conv_adjoint_weight(x, dy, layer->spec().weight_shape(), geometry);
+        dw_sum += distdl::ref::conv_adjoint_weight(x, dy, layer.spec().weight_shape(), geometry);
         db_sum += distdl::ref::conv_adjoint_bias(dy);
         return distdl::ref::conv_adjoint_input(dy, model.weight, distdl::shape_of(x), geometry);
     }
-    void check_parameters(distdl::general_conv<T>& l, int me) const {
-        distdl::testing::check_conv_parameters(l.parameters(), P_w, rank_in(w_workers, std::size_t(me)), l.spec(),
-                                               model, dw_sum, db_sum);
+    void check_parameters(int me) const {
+        distdl::testing::check_conv_parameters(layer.parameters(), P_w, rank_in(w_workers, std::size_t(me)),
+                                               layer.spec(), model, dw_sum, db_sum);
     }
 };
 
@@ -103,10 +104,7 @@ void check_model(const std::shared_ptr<distdl::communicator>& world) {
     net.template emplace<distdl::distributed_avg_pool<T>>(
         P_e, distdl::pool_options{.kernel_size = {2}, .stride = {1}, .spatial_dims = 2});
 
-    conv_stage<T> s1{.P_w = A, .w_workers = a}, s2{.P_w = W2, .w_workers = w2}, s3{.P_w = W3, .w_workers = w3};
-    s1.start(conv1);
-    s2.start(conv2);
-    s3.start(conv3);
+    conv_stage<T> s1(conv1, A, a), s2(conv2, W2, w2), s3(conv3, W3, w3);
     tensor<T> y, dx;  // reused across steps, as a training loop would
     std::uint64_t step = 0;
     for (const std::size_t batch : {2, 1, 2}) {
@@ -124,9 +122,9 @@ void check_model(const std::shared_ptr<distdl::communicator>& world) {
         const tensor<T> want_dx = s1.adjoint(x, distdl::ref::max_pool_adjoint(h1, d2, max_g));
         check_piece(dx, want_dx, A, a, me, "model input gradient");
     }
-    s1.check_parameters(conv1, me);
-    s2.check_parameters(conv2, me);
-    s3.check_parameters(conv3, me);
+    s1.check_parameters(me);
+    s2.check_parameters(me);
+    s3.check_parameters(me);
 }
 
 }  // namespace
