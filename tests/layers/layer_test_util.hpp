@@ -1,11 +1,14 @@
 #pragma once
 // Helpers of the layer checks: the global data every worker builds identically, column
-// blocks of it, and comparisons within the arithmetic tolerance of T.
+// blocks of it, a worker's piece of it, and comparisons within the arithmetic tolerance of T.
 #include <string>
+#include <vector>
 
 #include "core/decomposition.hpp"
+#include "reference/repartition.hpp"
 #include "tests/primitives/primitive_test_util.hpp"
 #include "verify/checks.hpp"
+#include "verify/runners/pieces.hpp"
 
 namespace distdl::testing {
 
@@ -50,6 +53,24 @@ template <class T>
 void check_close(const tensor<T>& got, const tensor<T>& want, const std::string& what, double scale = 0) {
     const auto compared = verify::compare_piece(got, want, false, arithmetic_tolerance<T>(), what, scale);
     if (!compared.problem.empty()) DCHECK_FAIL_(compared.problem);
+}
+
+// World rank `me`'s piece of `global` split (balanced) over a partition of `shape` on
+// `workers`, or the zero-volume tensor of a worker outside it.
+template <class T>
+tensor<T> piece_of(const tensor<T>& global, const shape_t& shape, const std::vector<int>& workers, int me) {
+    const int at = verify::runners::rank_in(workers, std::size_t(me));
+    return at >= 0 ? ref::split(global, shape)[std::size_t(at)] : zero_volume<T>();
+}
+
+// `got` is world rank `me`'s piece of `global` (check_close, `scale` as there), or empty
+// outside the partition.
+template <class T>
+void check_piece_of(const tensor<T>& got, const tensor<T>& global, const shape_t& shape,
+                    const std::vector<int>& workers, int me, const std::string& what, double scale = 0) {
+    if (verify::runners::rank_in(workers, std::size_t(me)) >= 0)
+        check_close(got, piece_of(global, shape, workers, me), what, scale);
+    else DCHECK_EQ(got.size(), std::size_t(0));
 }
 
 }  // namespace distdl::testing

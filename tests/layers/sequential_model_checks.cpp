@@ -15,7 +15,6 @@
 #include "layers/sequential.hpp"
 #include "reference/conv.hpp"
 #include "reference/pool.hpp"
-#include "reference/repartition.hpp"
 #include "tests/layers/conv_test_util.hpp"
 #include "verify/runners/pieces.hpp"
 
@@ -24,25 +23,11 @@ namespace {
 using distdl::conv_options;
 using distdl::shape_t;
 using distdl::tensor;
-using distdl::testing::check_close;
+using distdl::testing::check_piece_of;
 using distdl::testing::make_partition;
+using distdl::testing::piece_of;
 using distdl::testing::random_tensor;
 using distdl::verify::runners::rank_in;
-
-// This worker's piece of `global` split over a partition of `shape` on `workers`, or the
-// zero-volume tensor of a worker outside it.
-template <class T>
-tensor<T> piece(const tensor<T>& global, const shape_t& shape, const std::vector<int>& workers, int me) {
-    const int at = rank_in(workers, std::size_t(me));
-    return at >= 0 ? distdl::ref::split(global, shape)[std::size_t(at)] : distdl::zero_volume<T>();
-}
-
-template <class T>
-void check_piece(const tensor<T>& got, const tensor<T>& global, const shape_t& shape, const std::vector<int>& workers,
-                 int me, const char* what) {
-    if (rank_in(workers, std::size_t(me)) >= 0) check_close(got, piece(global, shape, workers, me), what);
-    else DCHECK_EQ(got.size(), std::size_t(0));
-}
 
 // One convolution of the model: its layer, its global model and the sums of its gradients.
 template <class T>
@@ -112,15 +97,15 @@ void check_model(const std::shared_ptr<distdl::communicator>& world) {
         const tensor<T> x = random_tensor<T>({batch, 3, 12, 10}, 40 + step);
         const tensor<T> h1 = s1.forward(x), h2 = distdl::ref::max_pool(h1, max_g), h3 = s2.forward(h2),
                         h4 = s3.forward(h3), want_y = distdl::ref::avg_pool(h4, avg_g);
-        net.forward(piece(x, A, a, me), y);
-        check_piece(y, want_y, E, e, me, "model output");
+        net.forward(piece_of(x, A, a, me), y);
+        check_piece_of(y, want_y, E, e, me, "model output");
 
         const tensor<T> dy = random_tensor<T>(distdl::shape_of(want_y), 50 + step);
-        net.adjoint(piece(dy, E, e, me), dx);
+        net.adjoint(piece_of(dy, E, e, me), dx);
         const tensor<T> d4 = distdl::ref::avg_pool_adjoint(dy, distdl::shape_of(h4), avg_g);
         const tensor<T> d2 = s2.adjoint(h2, s3.adjoint(h3, d4));
         const tensor<T> want_dx = s1.adjoint(x, distdl::ref::max_pool_adjoint(h1, d2, max_g));
-        check_piece(dx, want_dx, A, a, me, "model input gradient");
+        check_piece_of(dx, want_dx, A, a, me, "model input gradient");
     }
     s1.check_parameters(me);
     s2.check_parameters(me);

@@ -24,7 +24,6 @@
 #include "layers/sequential.hpp"
 #include "reference/conv.hpp"
 #include "reference/pool.hpp"
-#include "reference/repartition.hpp"
 #include "simulator/run.hpp"
 #include "tests/layers/conv_test_util.hpp"
 #include "tests/layers/sweep_util.hpp"
@@ -33,7 +32,10 @@ namespace {
 
 using distdl::shape_t;
 using distdl::tensor;
+using distdl::testing::check_piece_of;
 using distdl::testing::make_partition;
+using distdl::testing::piece_of;
+using distdl::verify::largest_magnitude;
 using distdl::verify::runners::rank_in;
 
 enum class kind { feature, channel, general, max_pool, avg_pool };
@@ -71,12 +73,6 @@ constexpr std::size_t world_size = 12;
 shape_t concat(shape_t head, const shape_t& tail) {
     head.insert(head.end(), tail.begin(), tail.end());
     return head;
-}
-
-std::size_t volume_of(const shape_t& s) {
-    std::size_t v = 1;
-    for (const std::size_t e : s) v *= e;
-    return v;
 }
 
 // Whether every window along a dimension of length n has a tap inside the input (for max
@@ -129,16 +125,16 @@ model_case draw(std::mt19937_64& rng) {
             }
             p_in = s.k == kind::feature || s.in == 1 ? 1 : pick(1, 2);  // the poolings may split the channels too
             p_out = s.three_partitions() && s.out > 1 ? pick(1, 3) : 1;
-        } while (p_in * p_out * volume_of(grid) > world_size);
+        } while (p_in * p_out * distdl::volume(grid) > world_size);
         s.P_x = concat({1, p_in}, grid);
-        s.x_workers = distdl::testing::random_workers(rng, world_size, volume_of(s.P_x));
+        s.x_workers = distdl::testing::random_workers(rng, world_size, distdl::volume(s.P_x));
         s.P_y = s.P_w = s.P_x;
         s.y_workers = s.w_workers = s.x_workers;
         if (s.three_partitions()) {
             s.P_y = concat({1, p_out}, grid);
             s.P_w = concat({p_out, p_in}, grid);
-            s.y_workers = distdl::testing::random_workers(rng, world_size, volume_of(s.P_y));
-            s.w_workers = distdl::testing::random_workers(rng, world_size, volume_of(s.P_w));
+            s.y_workers = distdl::testing::random_workers(rng, world_size, distdl::volume(s.P_y));
+            s.w_workers = distdl::testing::random_workers(rng, world_size, distdl::volume(s.P_w));
         }
         channels = s.out;
         m.stages.push_back(s);
@@ -156,12 +152,6 @@ distdl::conv_options conv_options_of(const stage& s, std::uint64_t seed) {
 struct traced {
     tensor<double> value, bound;
 };
-
-double largest(const tensor<double>& t) {
-    double m = 0;
-    for (const double v : t) m = std::max(m, std::abs(v));
-    return m;
-}
 
 // The reference of one stage: forward, and adjoint at the stage's last input (adding a
 // convolution's parameter gradients to its sums). The bounds run the same functions on the
@@ -211,21 +201,6 @@ struct reference_stage {
         return {adjoint_of(dy.value, model), adjoint_of(dy.bound, magnitude)};
     }
 };
-
-// This worker's piece of `global` over a partition, or the zero-volume tensor outside it.
-tensor<double> piece(const tensor<double>& global, const shape_t& shape, const std::vector<int>& workers, int me) {
-    const int at = rank_in(workers, std::size_t(me));
-    return at >= 0 ? distdl::ref::split(global, shape)[std::size_t(at)] : distdl::zero_volume<double>();
-}
-
-void check_piece(const tensor<double>& got, const traced& global, const shape_t& shape,
-                 const std::vector<int>& workers, int me, const char* what) {
-    if (rank_in(workers, std::size_t(me)) < 0) {
-        DCHECK_EQ(got.size(), std::size_t(0));
-        return;
-    }
-    distdl::testing::check_close(got, piece(global.value, shape, workers, me), what, largest(global.bound));
-}
 
 // Runs the model on the simulator; returns the first problem (empty: none).
 std::string run_model(const model_case& m, std::uint64_t seed) {
@@ -280,18 +255,20 @@ std::string run_model(const model_case& m, std::uint64_t seed) {
             }
             tensor<double> y, dx;  // reused across steps, as a training loop would
             for (const auto& st : steps) {
-                net.forward(piece(st.x, first.P_x, first.x_workers, me), y);
-                check_piece(y, st.y, last.P_y, last.y_workers, me, "model output");
-                net.adjoint(piece(st.dy, last.P_y, last.y_workers, me), dx);
-                check_piece(dx, st.dx, first.P_x, first.x_workers, me, "model input gradient");
+                net.forward(piece_of(st.x, first.P_x, first.x_workers, me), y);
+                check_piece_of(y, st.y.value, last.P_y, last.y_workers, me, "model output",
+                               largest_magnitude(st.y.bound));
+                net.adjoint(piece_of(st.dy, last.P_y, last.y_workers, me), dx);
+                check_piece_of(dx, st.dx.value, first.P_x, first.x_workers, me, "model input gradient",
+                               largest_magnitude(st.dx.bound));
             }
             std::size_t c = 0;
             for (const auto& r : chain) {
                 if (!r.s.conv()) continue;
-                distdl::testing::check_conv_parameters(convs[c++]->parameters(), r.s.P_w,
-                                                       rank_in(r.s.w_workers, std::size_t(me)), r.spec, r.model,
-                                                       r.dw_sum.value, r.db_sum.value, largest(r.dw_sum.bound),
-                                                       largest(r.db_sum.bound));
+                distdl::testing::check_conv_parameters(
+                    convs[c++]->parameters(), r.s.P_w, rank_in(r.s.w_workers, std::size_t(me)), r.spec, r.model,
+                    r.dw_sum.value, r.db_sum.value, largest_magnitude(r.dw_sum.bound),
+                    largest_magnitude(r.db_sum.bound));
             }
         });
     } catch (const std::exception& e) {
