@@ -73,7 +73,7 @@ class validator {
         if (!doc.is_object()) fail("", "expected a JSON object, got " + describe(doc));
         spec_.file = file_;
         check_keys(doc, "", {"schema", "name", "description", "layer", "world_size", "partitions", "options",
-                             "x_shape", "input_split", "input_shape", "dtype", "expect", "seed"},
+                             "x_shape", "input_split", "input_shape", "dtype", "expect", "seed", "stages"},
                    "the case format has");
         for (const char* key : {"schema", "name", "layer", "world_size", "partitions", "x_shape", "expect"})
             if (!doc.contains(key)) fail(key, "missing (required)");
@@ -102,7 +102,7 @@ class validator {
             fail("x_shape", format_list(spec_.x_shape) + " has more than " + std::to_string(max_x_volume) +
                                 " elements, the limit for cases");
         partitions(doc.at("partitions"));
-        options(doc.contains("options") ? doc.at("options") : json::object());
+        spec_.options = options(doc.contains("options") ? doc.at("options") : json::object(), "options", *runner_);
 
         if (second_choice(doc, "input_split", runner_->accepts_input_split, "balanced", "unbalanced"))
             spec_.split = input_split::unbalanced;
@@ -114,6 +114,12 @@ class validator {
             const json& seed = doc.at("seed");
             if (!is_non_negative_integer(seed)) fail("seed", "expected a non-negative integer, got " + describe(seed));
             spec_.seed = seed.get<std::uint64_t>();
+        }
+        if (runner_->takes_stages) {
+            if (!doc.contains("stages")) fail("stages", "missing (required by " + spec_.layer + ")");
+            stages(doc.at("stages"));
+        } else if (doc.contains("stages")) {
+            fail("stages", "not accepted by " + spec_.layer);
         }
         return spec_;
     }
@@ -177,12 +183,7 @@ class validator {
     void partitions(const json& value) {
         const std::string path = "partitions";
         if (!value.is_object()) fail(path, "expected an object, got " + describe(value));
-        std::vector<std::string> allowed = runner_->partitions;
-        allowed.insert(allowed.end(), runner_->optional_partitions.begin(), runner_->optional_partitions.end());
-        check_keys(value, path, allowed, spec_.layer + " takes");
-        for (const auto& name : runner_->partitions)
-            if (!value.contains(name))
-                fail(path, "missing " + name + " (" + spec_.layer + " needs " + join(runner_->partitions) + ")");
+        if (!runner_->takes_stages) takes_partitions(value, path, *runner_);
         for (const auto& entry : value.items()) spec_.partitions[entry.key()] = partition(entry.value(), child(path, entry.key()));
     }
 
@@ -236,16 +237,26 @@ class validator {
         return out;
     }
 
-    void options(const json& value) {
-        const std::string path = "options";
+    // The partition names of `runner`'s layer: every required one and no others.
+    void takes_partitions(const json& value, const std::string& path, const layer_runner& runner) const {
+        std::vector<std::string> allowed = runner.partitions;
+        allowed.insert(allowed.end(), runner.optional_partitions.begin(), runner.optional_partitions.end());
+        check_keys(value, path, allowed, runner.layer + " takes");
+        for (const auto& name : runner.partitions)
+            if (!value.contains(name))
+                fail(path, "missing " + name + " (" + runner.layer + " needs " + join(runner.partitions) + ")");
+    }
+
+    // The validated options of `runner`'s layer.
+    json options(const json& value, const std::string& path, const layer_runner& runner) const {
         if (!value.is_object()) fail(path, "expected an object, got " + describe(value));
         std::vector<std::string> names;
-        for (const auto& option : runner_->options) names.push_back(option.name);
-        check_keys(value, path, names, spec_.layer + " takes");
-        for (const auto& option : runner_->options) {
+        for (const auto& option : runner.options) names.push_back(option.name);
+        check_keys(value, path, names, runner.layer + " takes");
+        for (const auto& option : runner.options) {
             const std::string opath = child(path, option.name);
             if (!value.contains(option.name)) {
-                if (option.required) fail(opath, "missing (required by " + spec_.layer + ")");
+                if (option.required) fail(opath, "missing (required by " + runner.layer + ")");
                 continue;
             }
             const json& v = value.at(option.name);
@@ -258,15 +269,16 @@ class validator {
                     if (!v.is_array()) fail(opath, "expected a list of integers, got " + describe(v));
                     for (std::size_t i = 0; i < v.size(); ++i) option_value(v[i], item(opath, i));
                     break;
-                case option_kind::per_dimension: per_dimension(v, opath); break;
+                case option_kind::per_dimension: per_dimension(v, opath, runner.leading_dims); break;
             }
         }
-        spec_.options = value;
+        return value;
     }
 
-    void per_dimension(const json& v, const std::string& path) const {
+    // Every stage has x_shape's rank: the chainable layers keep it.
+    void per_dimension(const json& v, const std::string& path, std::size_t leading_dims) const {
         const std::size_t rank = spec_.x_shape.size();
-        const std::size_t dims = rank > runner_->leading_dims ? rank - runner_->leading_dims : 0;
+        const std::size_t dims = rank > leading_dims ? rank - leading_dims : 0;
         if (is_integer(v)) {
             option_value(v, path);
             return;
@@ -276,6 +288,59 @@ class validator {
         if (v.size() != dims)
             fail(path, "expected " + std::to_string(dims) + " integers, got " + std::to_string(v.size()));
         for (std::size_t i = 0; i < v.size(); ++i) option_value(v[i], item(path, i));
+    }
+
+    void stages(const json& value) {
+        if (!value.is_array() || value.empty())
+            fail("stages", "expected a non-empty list of stages, got " + describe(value));
+        std::set<std::string> used;
+        for (std::size_t i = 0; i < value.size(); ++i) spec_.stages.push_back(stage(value[i], i, used));
+        for (const auto& entry : spec_.partitions)
+            if (!used.count(entry.first)) fail(child("partitions", entry.first), "used by no stage");
+    }
+
+    // Stage i: a case of its own layer on this case's partitions (`used` collects their names).
+    case_spec stage(const json& value, std::size_t i, std::set<std::string>& used) const {
+        const std::string path = item("stages", i);
+        if (!value.is_object())
+            fail(path, "expected an object with \"layer\", \"partitions\" and \"options\", got " + describe(value));
+        check_keys(value, path, {"layer", "partitions", "options"}, "a stage has");
+        for (const char* key : {"layer", "partitions"})
+            if (!value.contains(key)) fail(child(path, key), "missing (required)");
+        case_spec s;
+        s.file = file_;
+        s.name = spec_.name + " stage " + std::to_string(i);
+        s.layer = non_empty_string(value.at("layer"), child(path, "layer"));
+        std::vector<std::string> chainable;
+        for (const auto& name : registry_.layers())
+            if (registry_.find(name)->chainable) chainable.push_back(name);
+        const layer_runner* runner = registry_.find(s.layer);
+        if (!runner || !runner->chainable)
+            fail(child(path, "layer"), "\"" + s.layer + "\" cannot be a stage (stages may be: " + join(chainable) + ")");
+        s.stage_runner = runner;
+        s.world_size = spec_.world_size;
+        s.type = spec_.type;
+        s.seed = spec_.seed;
+
+        const std::string ppath = child(path, "partitions");
+        const json& parts = value.at("partitions");
+        if (!parts.is_object()) fail(ppath, "expected an object, got " + describe(parts));
+        takes_partitions(parts, ppath, *runner);
+        std::vector<std::string> names;
+        for (const auto& entry : spec_.partitions) names.push_back(entry.first);
+        for (const auto& entry : parts.items()) {
+            const std::string epath = child(ppath, entry.key());
+            if (!entry.value().is_string() || !spec_.partitions.count(entry.value().get<std::string>()))
+                fail(epath, "expected the name of one of the case's partitions (" + join(names) + "), got " +
+                                describe(entry.value()));
+            const std::string source = entry.value().get<std::string>();
+            s.partitions[entry.key()] = spec_.partitions.at(source);
+            s.partition_sources[entry.key()] = source;
+            used.insert(source);
+        }
+        s.options = options(value.contains("options") ? value.at("options") : json::object(), child(path, "options"),
+                            *runner);
+        return s;
     }
 
     void expect(const json& value) {

@@ -18,6 +18,7 @@
 namespace distdl::verify {
 
 class runner_registry;
+struct layer_runner;
 
 // A case file that cannot be used; what() is "<file>: <path>: <message>".
 class case_error : public error {
@@ -52,6 +53,15 @@ struct case_spec {
     dtype type = dtype::float64;
     std::optional<std::string> expected_error;  // set for {"error": "..."} cases
     std::uint64_t seed = default_seed;
+    // Sequential: its stages in order, each a case of its own layer with this case's world, dtype,
+    // seed and file, its partitions this case's under the stage's own names. A stage's x_shape
+    // is set when the chain is built: the case's for the first, the output of the one before for
+    // the others.
+    std::vector<case_spec> stages;
+    // A stage's partition names -> the names they have in the case.
+    std::map<std::string, std::string> partition_sources;
+    // A stage's runner, from the registry that loaded the case (which outlives it).
+    const layer_runner* stage_runner = nullptr;
 
     bool expect_pass() const { return !expected_error.has_value(); }
     const partition_spec& partition(const std::string& name) const;

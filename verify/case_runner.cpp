@@ -69,12 +69,6 @@ case_world build_world(const case_spec& spec, const std::shared_ptr<communicator
 }
 
 template <class T>
-const problem_factory<T>& factory_of(const layer_runner& runner) {
-    if constexpr (std::is_same_v<T, float>) return runner.make_float;
-    else return runner.make_double;
-}
-
-template <class T>
 worker_result run_typed(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& comm,
                         shared_reference* shared) {
     worker_result result;

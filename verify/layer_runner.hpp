@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/module.hpp"
@@ -56,9 +57,13 @@ struct parameter_hook {
     std::vector<std::string> names;    // every parameter name the layer has, e.g. {"weight", "bias"}
     std::vector<std::string> offsets;  // the names that add a constant, e.g. {"bias"}
     // For every world rank: the parameters it owns, after forward(x) and adjoint(dy).
-    std::function<std::vector<std::vector<parameter<T>>>(const std::vector<tensor<T>>& x,
-                                                         const std::vector<tensor<T>>& dy)>
-        reference;
+    using reference_fn = std::function<std::vector<std::vector<parameter<T>>>(const std::vector<tensor<T>>& x,
+                                                                               const std::vector<tensor<T>>& dy)>;
+    reference_fn reference;
+    // Optional: the gradients' sums of |terms| from |x| and |dy|, called after reference() on the
+    // same case. Absent, reference() serves (a single layer's gradients are bilinear in x and dy);
+    // a chain of layers needs its intermediate tensors' own bounds.
+    reference_fn reference_bound;
 };
 
 // One worker's view of a case. All piece lists are indexed by rank in the case's world and
@@ -98,11 +103,23 @@ struct layer_runner {
     std::vector<option_spec> options;
     bool accepts_input_split = false;
     bool accepts_input_shape = false;  // the case key "input_shape": "given" or "learnt"
+    // May be a stage of a Sequential case: x_shape is the global input, and the output is
+    // balanced over P_y where the layer has one, else over P_x.
+    bool chainable = false;
+    // Sequential: the case lists "stages" and names its partitions freely (the stages map them).
+    bool takes_stages = false;
     // per_dimension options count the dimensions of x_shape after this many leading ones
     // (0 for HaloExchange, 2 for convolutions: batch and channels).
     std::size_t leading_dims = 0;
     problem_factory<float> make_float;
     problem_factory<double> make_double;
 };
+
+// The runner's factory of element type T.
+template <class T>
+const problem_factory<T>& factory_of(const layer_runner& runner) {
+    if constexpr (std::is_same_v<T, float>) return runner.make_float;
+    else return runner.make_double;
+}
 
 }  // namespace distdl::verify

@@ -196,6 +196,7 @@ layer_runner conv_runner(conv_family family, const std::string& prefix, std::siz
                  {"bias", option_kind::boolean}};
     r.leading_dims = 2;
     r.accepts_input_shape = true;
+    r.chainable = true;
     r.make_float = [family, dims](const case_spec& s, const case_world& w) {
         return make_conv_case<float>(family, dims, s, w);
     };

@@ -165,6 +165,7 @@ layer_runner linear_runner() {
     r.options = {{"in_features", option_kind::count, true},
                  {"out_features", option_kind::count, true},
                  {"bias", option_kind::boolean}};
+    r.chainable = true;
     r.make_float = &make_linear<float>;
     r.make_double = &make_linear<double>;
     return r;

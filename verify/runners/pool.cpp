@@ -64,10 +64,14 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
         return place<T>(runners::split_pieces(global, c.P_x_shape, input_split::balanced), c.workers, c.world_size,
                         idle);
     };
-    problem.forward = [c, idle, point](const std::vector<tensor<T>>& x) {
-        *point = ref::assemble(pieces_of(x, c.workers), c.P_x_shape);
-        const tensor<T> y = kind == pool_kind::max ? ref::max_pool(*point, c.geometry) : ref::avg_pool(*point, c.geometry);
+    // The pooled pieces of a whole input.
+    auto pooled = [c, idle](const tensor<T>& global) {
+        const tensor<T> y = kind == pool_kind::max ? ref::max_pool(global, c.geometry) : ref::avg_pool(global, c.geometry);
         return place<T>(runners::split_pieces(y, c.P_x_shape, input_split::balanced), c.workers, c.world_size, idle);
+    };
+    problem.forward = [c, pooled, point](const std::vector<tensor<T>>& x) {
+        *point = ref::assemble(pieces_of(x, c.workers), c.P_x_shape);
+        return pooled(*point);
     };
     problem.adjoint = [c, idle, point](const std::vector<tensor<T>>& dy) {
         DISTDL_REQUIRE(point->size() == volume(c.x_shape), "pool runner: the reference adjoint needs a forward first");
@@ -79,8 +83,11 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     problem.forward_exact = kind == pool_kind::max;  // a max is one of the inputs
     problem.adjoint_exact = false;                   // overlapping windows add up
     // Coefficients >= 0 (averages, a max's selection): the reference on |x| (|dy|) is the sums of
-    // |terms|. Not max pooling's forward: exact, and it would move the point of the adjoint.
-    if (kind == pool_kind::avg) problem.forward_bound = problem.forward;
+    // |terms|; a maximum's magnitude is at most its window's largest. Max pooling's bound leaves
+    // the point of the adjoint where it is.
+    problem.forward_bound = [c, pooled](const std::vector<tensor<T>>& x) {
+        return pooled(ref::assemble(pieces_of(x, c.workers), c.P_x_shape));
+    };
     problem.adjoint_bound = problem.adjoint;
     return problem;
 }
@@ -96,6 +103,7 @@ layer_runner pool_runner(const char* layer) {
                  {"dilation", option_kind::per_dimension}};
     r.leading_dims = 2;  // batch and channels
     r.accepts_input_shape = true;
+    r.chainable = true;
     r.make_float = &make_pool<float, kind, spatial_dims>;
     r.make_double = &make_pool<double, kind, spatial_dims>;
     return r;

@@ -76,6 +76,7 @@ layer_runner repartition_runner() {
     r.partitions = {"P_x", "P_y"};
     r.options = {{"preserve_batch", option_kind::boolean}};
     r.accepts_input_split = true;
+    r.chainable = true;
     r.make_float = &make_repartition<float>;
     r.make_double = &make_repartition<double>;
     return r;
