@@ -61,6 +61,9 @@ std::string describe(const json& value) {
     }
 }
 
+// "1 integer", "3 integers".
+std::string integers(std::size_t n) { return std::to_string(n) + (n == 1 ? " integer" : " integers"); }
+
 bool is_integer(const json& v) { return v.is_number_integer() || v.is_number_unsigned(); }
 bool is_non_negative_integer(const json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); }
 
@@ -284,9 +287,9 @@ class validator {
             return;
         }
         if (!v.is_array())
-            fail(path, "expected an integer or a list of " + std::to_string(dims) + " integers, got " + describe(v));
+            fail(path, "expected an integer or a list of " + integers(dims) + ", got " + describe(v));
         if (v.size() != dims)
-            fail(path, "expected " + std::to_string(dims) + " integers, got " + std::to_string(v.size()));
+            fail(path, "expected " + integers(dims) + ", got " + std::to_string(v.size()));
         for (std::size_t i = 0; i < v.size(); ++i) option_value(v[i], item(path, i));
     }
 

@@ -104,6 +104,18 @@ const std::map<std::string, std::string> expected_errors = {
     {"input_shape_not_accepted", "input_shape: not accepted by Linear"},
     {"input_shape_bad_value", "input_shape: expected \"given\" or \"learnt\", got a list of 3"},
     {"transpose_as_number", "options.transpose_src: expected true or false, got the integer 1"},
+    // Sequential cases and their stages.
+    {"stages_missing", "stages: missing (required by Sequential)"},
+    {"stages_not_accepted", "stages: not accepted by AllSumReduce"},
+    {"stages_empty", "stages: expected a non-empty list of stages, got a list of 0"},
+    {"stage_not_chainable", "stages[1].layer: \"HaloExchange\" cannot be a stage (stages may be: AvgPool1d, "},
+    {"stage_partition_unknown",
+     "stages[1].partitions.P_y: expected the name of one of the case's partitions (P_a, P_b), got the string \"P_q\""},
+    {"stage_partition_missing", "stages[0].partitions: missing P_y (Repartition needs P_x, P_y)"},
+    {"stage_option_unknown", "stages[0].options.colour: unknown key (MaxPool1d takes: kernel_size, stride, padding, "},
+    {"stage_key_unknown", "stages[0].dtype: unknown key (a stage has: layer, partitions, options)"},
+    {"stage_kernel_wrong_count", "stages[0].options.kernel_size: expected 1 integer, got 2"},
+    {"partition_unused", "partitions.P_z: used by no stage"},
 };
 
 std::string load_error(const fs::path& file) {

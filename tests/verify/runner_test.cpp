@@ -16,6 +16,10 @@
 #include "verify/report.hpp"
 #include "verify/transports.hpp"
 
+namespace distdl::verify {
+layer_runner sequential_runner();  // verify/runners/sequential.cpp
+}  // namespace distdl::verify
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -90,6 +94,7 @@ layer_runner runner_on_P_x(const std::string& name, problem_factory<float> make_
     layer_runner r;
     r.layer = name;
     r.partitions = {"P_x"};
+    r.chainable = true;  // stages of the Sequential tests
     r.make_float = std::move(make_float);
     r.make_double = std::move(make_double);
     return r;
@@ -154,6 +159,7 @@ const runner_registry& test_registry() {
         r.add(scaled_runner<scaling::cancelled_bounded>("CancelledBounded"));
         r.add(scaled_runner<scaling::cancelled_unbounded>("CancelledUnbounded"));
         r.add(scaled_runner<scaling::wrong_bounded>("WrongBounded"));
+        r.add(sequential_runner());
         return r;
     }();
     return registry;
@@ -169,6 +175,21 @@ case_spec test_case(const std::string& layer, int world_size, const std::string&
                           {"x_shape", {3, 2}},
                           {"dtype", dtype},
                           {"expect", expect}};
+    return parse_case(doc, "inline.json", test_registry());
+}
+
+// A Sequential case of the given test layers, each on the case's one partition P.
+case_spec sequential_case(const std::vector<std::string>& layers, int world_size) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& layer : layers) stages.push_back({{"layer", layer}, {"partitions", {{"P_x", "P"}}}});
+    nlohmann::json doc = {{"schema", 1},
+                          {"name", "test/sequential"},
+                          {"layer", "Sequential"},
+                          {"world_size", world_size},
+                          {"partitions", {{"P", {{"workers", {{"range", {0, world_size}}}}, {"shape", {world_size}}}}}},
+                          {"stages", stages},
+                          {"x_shape", {3, 2}},
+                          {"expect", "pass"}};
     return parse_case(doc, "inline.json", test_registry());
 }
 
@@ -239,6 +260,34 @@ TEST(runner, hang_past_the_time_limit_fails) {
     EXPECT_GE(abandoned_simulator_cases(), 1);
     // Let the abandoned ranks finish before the process ends.
     std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+}
+
+// ---- Sequential: the stages' references chained; a flaw of one stage fails the case ----
+
+TEST(runner, sequential_of_correct_stages_passes) {
+    const auto out = run_sim(sequential_case({"Identity", "Identity", "Identity"}, 3));
+    EXPECT_TRUE(out.passed()) << out.message;
+    EXPECT_EQ(out.forward_error, 0.0);
+    EXPECT_LE(out.dot_error, 1e-15);
+}
+
+TEST(runner, sequential_with_one_wrong_stage_fails) {
+    auto out = run_sim(sequential_case({"Identity", "WrongValue", "Identity"}, 3));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("rank 2: forward output differs from the reference"), std::string::npos) << out.message;
+    out = run_sim(sequential_case({"WrongAdjoint", "Identity"}, 2));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("adjoint dot-product test"), std::string::npos) << out.message;
+}
+
+TEST(runner, sequential_judges_rounding_against_the_chained_bounds) {
+    // Two stages of c = 1e-9 (1 + 1e-5): off by 2e-5 of the values, 2e-23 of the bound |x|.
+    auto out = run_sim(sequential_case({"CancelledBounded", "CancelledBounded"}, 1));
+    EXPECT_TRUE(out.passed()) << out.message;
+    EXPECT_LT(out.forward_error, 1e-20);
+    out = run_sim(sequential_case({"CancelledUnbounded", "CancelledUnbounded"}, 1));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NEAR(out.forward_error, 2e-5, 1e-7);
 }
 
 // ---- the library's own cases through the built-in runners ----
