@@ -6,6 +6,7 @@
 // and in reverse (adjoint). The stages' parameters are renamed "<stage>.<name>" ("0.weight"),
 // so that the dot-product test takes each stage's parameters on their own (the chain is linear in
 // each of them, not in all of them at once).
+#include <functional>
 #include <memory>
 
 #include "layers/sequential.hpp"
@@ -30,17 +31,26 @@ struct stage_chain {
     std::vector<std::string> prefixes;  // "0.", "1.", ...
     pieces<T> point;                    // the input of the last forward without bound
 
+    using map = std::function<pieces<T>(const pieces<T>&)>;
+    // A stage's reference or, with `bound`, its bound where it has one (data movement has none:
+    // its reference serves).
+    static const map& forward_of(const case_problem<T>& p, bool bound) {
+        return bound && p.forward_bound ? p.forward_bound : p.forward;
+    }
+    static const map& adjoint_of(const case_problem<T>& p, bool bound) {
+        return bound && p.adjoint_bound ? p.adjoint_bound : p.adjoint;
+    }
+
     // Forward without bound sets the point of every max pooling's adjoint (its selection) and
     // keeps its input to set it again; the bounds leave it as it is.
     pieces<T> forward(const pieces<T>& x, bool bound) {
         if (!bound) point = x;
         pieces<T> y = x;
-        for (const auto& p : problems) y = (bound && p.forward_bound ? p.forward_bound : p.forward)(y);
+        for (const auto& p : problems) y = forward_of(p, bound)(y);
         return y;
     }
     pieces<T> adjoint(pieces<T> dy, bool bound) const {
-        for (auto p = problems.rbegin(); p != problems.rend(); ++p)
-            dy = (bound && p->adjoint_bound ? p->adjoint_bound : p->adjoint)(dy);
+        for (auto p = problems.rbegin(); p != problems.rend(); ++p) dy = adjoint_of(*p, bound)(dy);
         return dy;
     }
 
@@ -55,15 +65,10 @@ struct stage_chain {
         }
         const std::size_t n = problems.size();
         std::vector<pieces<T>> inputs{x}, gradients(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            const auto& p = problems[i];
-            inputs.push_back((bound && p.forward_bound ? p.forward_bound : p.forward)(inputs[i]));
-        }
+        // Every stage's forward, the last one's too: it sets that stage's point.
+        for (std::size_t i = 0; i < n; ++i) inputs.push_back(forward_of(problems[i], bound)(inputs[i]));
         gradients[n - 1] = dy;
-        for (std::size_t i = n - 1; i > 0; --i) {
-            const auto& p = problems[i];
-            gradients[i - 1] = (bound && p.adjoint_bound ? p.adjoint_bound : p.adjoint)(gradients[i]);
-        }
+        for (std::size_t i = n - 1; i > 0; --i) gradients[i - 1] = adjoint_of(problems[i], bound)(gradients[i]);
         std::vector<std::vector<parameter<T>>> owned(x.size());
         for (std::size_t i = 0; i < n; ++i) {
             const auto& hook = problems[i].parameters;
