@@ -7,19 +7,13 @@
 #include "verify/random.hpp"
 #include "verify/random_draws.hpp"
 #include "verify/random_refusals.hpp"
+#include "verify/random_sequential.hpp"
 
 namespace distdl::verify {
 
 namespace {
 
-using json = nlohmann::json;
-using sizes = std::vector<std::size_t>;
-
-std::size_t product(const sizes& v) {
-    std::size_t p = 1;
-    for (const std::size_t e : v) p *= e;
-    return p;
-}
+using namespace random_draws;
 
 sizes concat(sizes head, const sizes& tail) {
     head.insert(head.end(), tail.begin(), tail.end());
@@ -46,28 +40,6 @@ spatial_geometry draw_geometry(draws& d, std::size_t dims, bool dilated) {
         g.dilation.push_back(dil);
     }
     return g;
-}
-
-// A partition shape of `rank` dimensions of 1-3 workers each (1 more often), at most `budget`
-// workers in all.
-sizes draw_grid(draws& d, std::size_t rank, std::size_t budget) {
-    sizes grid(rank, 1);
-    for (std::size_t t = 0; t < rank; ++t) {
-        const std::size_t parts = d.pick<std::size_t>({1, 1, 2, 3});
-        if (product(grid) * parts <= budget) grid[t] = parts;
-    }
-    return grid;
-}
-
-json partition(const std::vector<int>& workers, const sizes& shape) { return {{"workers", workers}, {"shape", shape}}; }
-
-// The input and output splits of P_w (1-3 each), at most `budget` workers together.
-std::pair<std::size_t, std::size_t> draw_in_out(draws& d, std::size_t budget) {
-    std::size_t p_in = 1, p_out = 1;
-    do {
-        p_in = d.between(1, 3), p_out = d.between(1, 3);
-    } while (p_in * p_out > budget);
-    return {p_in, p_out};
 }
 
 // A world of at least `needed` workers, sometimes a few idle ones more (within max_world).
@@ -232,7 +204,10 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
         draws d(derive_seed(seed, 0x72616e646f6dull, i));  // one stream per case: case i never depends on the others
         json c = {{"schema", 1}, {"description", "random case " + std::to_string(i) + " of seed " + std::to_string(seed)}};
         const std::size_t batch = d.between(0, 3), dims = d.between(1, 3);
-        switch (d.between(0, 11)) {
+        // One case in 13 a chain, decided apart from d: the other cases stay as they were drawn.
+        draws chains(derive_seed(seed, 0x636861696eull, i));
+        if (chains.one_in(13)) add_sequential(c, d, budget, batch, dims);
+        else switch (d.between(0, 11)) {
             case 0: add_linear(c, d, budget, batch); break;
             case 1: add_pool(c, d, budget, batch, dims, true); break;
             case 2: add_pool(c, d, budget, batch, dims, false); break;
@@ -250,7 +225,7 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
         c["seed"] = derive_seed(seed, 0x64617461ull, i);
         c["name"] = "random/" + std::to_string(seed) + "/" + std::to_string(i) + "_" + c["layer"].get<std::string>();
         c["expect"] = "pass";
-        if (d.one_in(6))
+        if (c["layer"] != "Sequential" && d.one_in(6))
             if (const auto refusal = spoil(c, d)) {
                 c["expect"] = {{"error", *refusal}};
                 c["name"] = c["name"].get<std::string>() + "_refused";

@@ -1,8 +1,8 @@
 #pragma once
 // Random cases (distdl-verify --random): case documents in the case-file format (DESIGN §6)
 // over the primitives (Broadcast, SumReduce, AllSumReduce, Repartition, HaloExchange) and the
-// layers (Linear, FeatureConvNd, ChannelConvNd, GeneralConvNd, ConvNd, MaxPoolNd, AvgPoolNd),
-// float32 and float64, 1-4 dimensions. Partition shapes, tensor extents (also 0), kernel sizes,
+// layers (Linear, FeatureConvNd, ChannelConvNd, GeneralConvNd, ConvNd, MaxPoolNd, AvgPoolNd) and,
+// one case in 13, Sequential chains of them (random_sequential.hpp), float32 and float64, 1-4 dimensions. Partition shapes, tensor extents (also 0), kernel sizes,
 // strides, paddings (also windows of padding only), dilations, channel counts (also the
 // 16-channel blocks of oneDNN) and batches are drawn independently, and whether a convolution or
 // pooling is given the input shape or learns it at the first forward; per-dimension options are
@@ -11,7 +11,7 @@
 // case draws configurations the layers accept (the kernel fits the padded input; Broadcast and
 // SumReduce partitions follow the reduction rules, with and without transpose flags, shorter
 // partitions and preserve_batch; Repartition never splits a size-1 dimension and takes balanced
-// and unbalanced inputs) and must pass; or, about one in seven (named ..._refused), is then
+// and unbalanced inputs) and must pass; or, about one in seven but no chain (named ..._refused), is then
 // spoilt in one way its layer must refuse on every worker, and expects the refusal's text: a kernel
 // longer than the padded input, a stride of 0, P_w split against P_x and P_y, P_y without P_w
 // or P_w without P_y (the selector), other channels than in_channels (in the given input shape,

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "verify/random.hpp"
 
 namespace distdl::verify {
@@ -36,5 +38,42 @@ class draws {
   private:
     std::uint64_t state_;
 };
+
+namespace random_draws {
+
+using json = nlohmann::json;
+using sizes = std::vector<std::size_t>;
+
+inline std::size_t product(const sizes& v) {
+    std::size_t p = 1;
+    for (const std::size_t e : v) p *= e;
+    return p;
+}
+
+// A partition shape of `rank` dimensions of 1-3 workers each (1 more often), at most `budget`
+// workers in all.
+inline sizes draw_grid(draws& d, std::size_t rank, std::size_t budget) {
+    sizes grid(rank, 1);
+    for (std::size_t t = 0; t < rank; ++t) {
+        const std::size_t parts = d.pick<std::size_t>({1, 1, 2, 3});
+        if (product(grid) * parts <= budget) grid[t] = parts;
+    }
+    return grid;
+}
+
+// The input and output splits of P_w (1-3 each), at most `budget` workers together.
+inline std::pair<std::size_t, std::size_t> draw_in_out(draws& d, std::size_t budget) {
+    std::size_t p_in = 1, p_out = 1;
+    do {
+        p_in = d.between(1, 3), p_out = d.between(1, 3);
+    } while (p_in * p_out > budget);
+    return {p_in, p_out};
+}
+
+inline json partition(const std::vector<int>& workers, const sizes& shape) {
+    return {{"workers", workers}, {"shape", shape}};
+}
+
+}  // namespace random_draws
 
 }  // namespace distdl::verify

@@ -89,10 +89,10 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
             padding_beyond_stride |= s[e] >= 2 && p[e] > s[e];
         }
     }
-    EXPECT_EQ(layers.size(), 24u);  // five primitives, Linear, six layer families in 1-d, 2-d and 3-d
+    EXPECT_EQ(layers.size(), 25u);  // five primitives, Linear, six layer families in 1-d, 2-d and 3-d, Sequential
     EXPECT_EQ(types.size(), 2u);
     EXPECT_EQ(shape_sources.size(), 2u);  // convolutions and poolings given the input shape, and learning it
-    EXPECT_EQ(refused_layers.size(), 24u);
+    EXPECT_EQ(refused_layers.size(), 24u);  // not Sequential: its stages are refused as layers of their own
     EXPECT_TRUE(padding_only_window);
     EXPECT_TRUE(padding_beyond_stride);
     EXPECT_TRUE(blocked_channels);
@@ -100,6 +100,34 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     EXPECT_TRUE(transposed);
     EXPECT_TRUE(scalar_option);
     EXPECT_TRUE(default_stride);
+}
+
+// Chains: every stage family in 1-3 dimensions, stages that take the partition the stage before
+// left its output on and stages after a Repartition. (That each kernel fits what the chain gives
+// it shows when they run: the verify_random tests.)
+TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_repartitions) {
+    std::set<std::string> stage_layers;
+    std::size_t chains = 0, direct = 0, repartitions = 0;
+    for (const auto& doc : random_case_documents(2000, 4, 12)) {
+        if (doc["layer"] != "Sequential") continue;
+        ++chains;
+        EXPECT_EQ(doc["expect"], "pass") << doc["name"];
+        EXPECT_NO_THROW(parse_case(doc, "generated", builtin_registry())) << doc["name"];
+        std::string last_output;
+        for (const auto& stage : doc["stages"]) {
+            const std::string layer = stage["layer"];
+            stage_layers.insert(layer);
+            const auto& parts = stage["partitions"];
+            if (layer == "Repartition") ++repartitions;
+            else if (parts["P_x"] == last_output) ++direct;
+            last_output = parts.contains("P_y") ? parts["P_y"] : parts["P_x"];
+        }
+    }
+    EXPECT_GT(chains, 100u);  // about one case in 13
+    EXPECT_LT(chains, 220u);
+    EXPECT_EQ(stage_layers.size(), 19u);  // six families in 1-d, 2-d and 3-d, and Repartition
+    EXPECT_GT(direct, 50u);
+    EXPECT_GT(repartitions, 50u);
 }
 
 }  // namespace

@@ -1,0 +1,151 @@
+#include "verify/random_sequential.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/halo_exchange.hpp"
+
+namespace distdl::verify {
+
+namespace {
+
+using namespace random_draws;
+
+enum class stage_kind { feature, channel, general, select, max_pool, avg_pool };
+
+// Whether every window of a max pooling reads an input (not only padding).
+bool every_window_reads_input(std::size_t n, std::size_t k, std::size_t s, std::size_t p, std::size_t dil) {
+    for (std::size_t o = 0; o < kernel_output_length(n, k, s, p, dil); ++o) {
+        bool reads = false;
+        for (std::size_t t = 0; t < k; ++t) reads |= o * s + t * dil >= p && o * s + t * dil < p + n;
+        if (!reads) return false;
+    }
+    return true;
+}
+
+// The chain as it is drawn: the global tensor between stages and the partition it lies on.
+class chain_draw {
+  public:
+    chain_draw(draws& d, std::size_t world, sizes shape) : d_(d), world_(world), shape_(std::move(shape)) {}
+
+    void add(stage_kind kind) {
+        const std::size_t dims = shape_.size() - 2;
+        sizes kernel, stride, padding, dilation, length;
+        const bool max = kind == stage_kind::max_pool, pool = max || kind == stage_kind::avg_pool;
+        for (std::size_t e = 0; e < dims; ++e) {
+            const std::size_t n = shape_[2 + e];
+            std::size_t k = d_.between(1, dims == 3 ? 4 : 5), dil = pool && !max ? 1 : d_.between(1, 2);
+            std::size_t p = d_.between(0, 3);
+            const std::size_t s = d_.between(1, 3);
+            if (dil * (k - 1) + 1 > n + 2 * p) dil = 1, k = std::min(k, n + 2 * p);
+            if (max && !every_window_reads_input(n, k, s, p, dil)) {  // no padding: every window starts on an input
+                p = 0;
+                if (dil * (k - 1) + 1 > n) dil = 1, k = std::min(k, n);
+            }
+            kernel.push_back(k), stride.push_back(s), padding.push_back(p), dilation.push_back(dil);
+            length.push_back(kernel_output_length(n, k, s, p, dil));
+        }
+        json options = {{"kernel_size", kernel}, {"stride", stride}, {"padding", padding}};
+        if (!pool || max) options["dilation"] = dilation;
+        std::size_t out_channels = shape_[1];
+        if (!pool) {
+            out_channels = d_.pick<std::size_t>({1, 2, 3, 5, 8});
+            options["in_channels"] = shape_[1];
+            options["out_channels"] = out_channels;
+            options["bias"] = !d_.one_in(4);
+        }
+        const bool feature = pool || kind == stage_kind::feature || (kind == stage_kind::select && d_.one_in(2));
+        json stage = {{"options", options}};
+        if (feature) {
+            const std::string P_x = input_partition(1, spatial_split(dims, world_), true, false);
+            stage["partitions"] = {{"P_x", P_x}};
+            out_ = P_x;
+        } else {
+            const bool channel = kind == stage_kind::channel;
+            const std::size_t p_in = shape_[1] == 1 ? 1 : d_.between(1, std::min<std::size_t>(3, world_));
+            const sizes split = channel ? sizes(dims, 1) : spatial_split(dims, world_ / p_in);
+            const std::string P_x = input_partition(p_in, split, false, channel);
+            const sizes in_shape = shapes_[P_x];  // a reused partition may split otherwise than drawn
+            const sizes grid(in_shape.begin() + 2, in_shape.end());
+            const std::size_t room = std::max<std::size_t>(1, world_ / (in_shape[1] * product(grid)));
+            const std::size_t p_out = d_.between(1, std::min<std::size_t>(3, room));
+            const std::string P_y = add_partition(concat({1, p_out}, grid));
+            stage["partitions"] = {{"P_x", P_x}, {"P_y", P_y},
+                                   {"P_w", add_partition(concat({p_out, in_shape[1]}, grid))}};
+            out_ = P_y;
+        }
+        stage["layer"] = layer_name(kind, dims);
+        stages_.push_back(stage);
+        shape_ = concat({shape_[0], out_channels}, length);
+    }
+
+    json partitions() const { return partitions_; }
+    json stages() const { return stages_; }
+
+  private:
+    static sizes concat(sizes head, const sizes& tail) {
+        head.insert(head.end(), tail.begin(), tail.end());
+        return head;
+    }
+
+    static std::string layer_name(stage_kind kind, std::size_t dims) {
+        static const char* const names[] = {"FeatureConv", "ChannelConv", "GeneralConv", "Conv", "MaxPool", "AvgPool"};
+        return names[int(kind)] + std::to_string(dims) + "d";
+    }
+
+    // A split of the spatial dimensions that a Repartition may make: an extent of 1 stays whole.
+    sizes spatial_split(std::size_t dims, std::size_t budget) {
+        sizes split = draw_grid(d_, dims, budget);
+        for (std::size_t e = 0; e < dims; ++e)
+            if (shape_[2 + e] == 1) split[e] = 1;
+        return split;
+    }
+
+    std::string add_partition(const sizes& shape) {
+        const std::string name = "P_" + std::to_string(partitions_.size());
+        partitions_[name] = partition(d_.workers(product(shape), world_), shape);
+        shapes_[name] = shape;
+        return name;
+    }
+
+    // The stage's input partition, 1 x channels x split (channels 1: a feature layout; split all
+    // 1: a channel layout; else general): half the time the partition the last stage's output
+    // lies on, where that fits the layout; else a new one, after a Repartition to it.
+    std::string input_partition(std::size_t channels, const sizes& split, bool feature, bool channel) {
+        if (!out_.empty() && d_.one_in(2)) {
+            const sizes& last = shapes_[out_];
+            const bool whole_space = std::all_of(last.begin() + 2, last.end(), [](std::size_t e) { return e == 1; });
+            if ((feature && last[1] == 1) || (channel && whole_space) || (!feature && !channel)) return out_;
+        }
+        const std::string name = add_partition(concat({1, channels}, split));
+        if (!out_.empty()) stages_.push_back({{"layer", "Repartition"}, {"partitions", {{"P_x", out_}, {"P_y", name}}}});
+        return name;
+    }
+
+    draws& d_;
+    std::size_t world_;
+    sizes shape_;      // the global tensor the next stage takes
+    std::string out_;  // the partition it lies on (empty: the case's input, not yet placed)
+    json partitions_ = json::object(), stages_ = json::array();
+    std::map<std::string, sizes> shapes_;
+};
+
+}  // namespace
+
+void add_sequential(json& c, draws& d, std::size_t max_world, std::size_t batch, std::size_t dims) {
+    const std::size_t world = d.between(std::max<std::size_t>(1, max_world / 2), std::max<std::size_t>(1, max_world));
+    sizes shape{batch, d.between(1, 4)};
+    for (std::size_t e = 0; e < dims; ++e) shape.push_back(d.between(1, dims == 3 ? 6 : 12));
+    chain_draw chain(d, world, shape);
+    const std::size_t stages = d.between(2, 4);
+    for (std::size_t i = 0; i < stages; ++i) chain.add(static_cast<stage_kind>(d.between(0, 5)));
+    c["layer"] = "Sequential";
+    c["world_size"] = world;
+    c["partitions"] = chain.partitions();
+    c["stages"] = chain.stages();
+    c["x_shape"] = shape;
+}
+
+}  // namespace distdl::verify
