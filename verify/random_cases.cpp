@@ -15,11 +15,6 @@ namespace {
 
 using namespace random_draws;
 
-sizes concat(sizes head, const sizes& tail) {
-    head.insert(head.end(), tail.begin(), tail.end());
-    return head;
-}
-
 // The spatial geometry of a convolution or pooling: per dimension a length, kernel, stride,
 // padding (up to beyond the kernel: windows of padding only) and dilation, with the kernel
 // fitting the padded length.
@@ -206,20 +201,23 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
         const std::size_t batch = d.between(0, 3), dims = d.between(1, 3);
         // One case in 13 a chain, decided apart from d: the other cases stay as they were drawn.
         draws chains(derive_seed(seed, 0x636861696eull, i));
-        if (chains.one_in(13)) add_sequential(c, d, budget, batch, dims);
-        else switch (d.between(0, 11)) {
-            case 0: add_linear(c, d, budget, batch); break;
-            case 1: add_pool(c, d, budget, batch, dims, true); break;
-            case 2: add_pool(c, d, budget, batch, dims, false); break;
-            case 3: add_conv(c, d, budget, batch, dims, "Feature"); break;
-            case 4: add_conv(c, d, budget, batch, dims, "Channel"); break;
-            case 5: add_conv(c, d, budget, batch, dims, "General"); break;
-            case 6: add_conv(c, d, budget, batch, dims, ""); break;
-            case 7: add_broadcast_family(c, d, budget, true); break;
-            case 8: add_broadcast_family(c, d, budget, false); break;
-            case 9: add_all_sum_reduce(c, d, budget); break;
-            case 10: add_repartition(c, d, budget); break;
-            default: add_halo_exchange(c, d, budget); break;
+        if (chains.one_in(13)) {
+            add_sequential(c, d, budget, batch, dims);
+        } else {
+            switch (d.between(0, 11)) {
+                case 0: add_linear(c, d, budget, batch); break;
+                case 1: add_pool(c, d, budget, batch, dims, true); break;
+                case 2: add_pool(c, d, budget, batch, dims, false); break;
+                case 3: add_conv(c, d, budget, batch, dims, "Feature"); break;
+                case 4: add_conv(c, d, budget, batch, dims, "Channel"); break;
+                case 5: add_conv(c, d, budget, batch, dims, "General"); break;
+                case 6: add_conv(c, d, budget, batch, dims, ""); break;
+                case 7: add_broadcast_family(c, d, budget, true); break;
+                case 8: add_broadcast_family(c, d, budget, false); break;
+                case 9: add_all_sum_reduce(c, d, budget); break;
+                case 10: add_repartition(c, d, budget); break;
+                default: add_halo_exchange(c, d, budget); break;
+            }
         }
         if (d.one_in(2)) c["dtype"] = "float32";
         c["seed"] = derive_seed(seed, 0x64617461ull, i);

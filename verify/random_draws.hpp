@@ -44,6 +44,11 @@ namespace random_draws {
 using json = nlohmann::json;
 using sizes = std::vector<std::size_t>;
 
+inline sizes concat(sizes head, const sizes& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+}
+
 inline std::size_t product(const sizes& v) {
     std::size_t p = 1;
     for (const std::size_t e : v) p *= e;

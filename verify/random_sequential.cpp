@@ -32,23 +32,10 @@ class chain_draw {
 
     void add(stage_kind kind) {
         const std::size_t dims = shape_.size() - 2;
-        sizes kernel, stride, padding, dilation, length;
         const bool max = kind == stage_kind::max_pool, pool = max || kind == stage_kind::avg_pool;
-        for (std::size_t e = 0; e < dims; ++e) {
-            const std::size_t n = shape_[2 + e];
-            std::size_t k = d_.between(1, dims == 3 ? 4 : 5), dil = pool && !max ? 1 : d_.between(1, 2);
-            std::size_t p = d_.between(0, 3);
-            const std::size_t s = d_.between(1, 3);
-            if (dil * (k - 1) + 1 > n + 2 * p) dil = 1, k = std::min(k, n + 2 * p);
-            if (max && !every_window_reads_input(n, k, s, p, dil)) {  // no padding: every window starts on an input
-                p = 0;
-                if (dil * (k - 1) + 1 > n) dil = 1, k = std::min(k, n);
-            }
-            kernel.push_back(k), stride.push_back(s), padding.push_back(p), dilation.push_back(dil);
-            length.push_back(kernel_output_length(n, k, s, p, dil));
-        }
-        json options = {{"kernel_size", kernel}, {"stride", stride}, {"padding", padding}};
-        if (!pool || max) options["dilation"] = dilation;
+        const fitted g = fit(sizes(shape_.begin() + 2, shape_.end()), max, !pool || max);
+        json options = {{"kernel_size", g.kernel}, {"stride", g.stride}, {"padding", g.padding}};
+        if (!pool || max) options["dilation"] = g.dilation;
         std::size_t out_channels = shape_[1];
         if (!pool) {
             out_channels = d_.pick<std::size_t>({1, 2, 3, 5, 8});
@@ -78,16 +65,36 @@ class chain_draw {
         }
         stage["layer"] = layer_name(kind, dims);
         stages_.push_back(stage);
-        shape_ = concat({shape_[0], out_channels}, length);
+        shape_ = concat({shape_[0], out_channels}, g.length);
     }
 
     json partitions() const { return partitions_; }
     json stages() const { return stages_; }
 
   private:
-    static sizes concat(sizes head, const sizes& tail) {
-        head.insert(head.end(), tail.begin(), tail.end());
-        return head;
+    // A stage's spatial geometry and output lengths.
+    struct fitted {
+        sizes kernel, stride, padding, dilation, length;
+    };
+
+    // A kernel that fits each input length n (shrunk where the draw does not), and for max pooling
+    // no window of padding only (whose -inf a later convolution would make NaN): then no padding,
+    // so that every window starts on an input.
+    fitted fit(const sizes& lengths, bool max, bool dilated) {
+        fitted g;
+        for (const std::size_t n : lengths) {
+            std::size_t k = d_.between(1, lengths.size() == 3 ? 4 : 5), dil = dilated ? d_.between(1, 2) : 1;
+            std::size_t p = d_.between(0, 3);
+            const std::size_t s = d_.between(1, 3);
+            if (dil * (k - 1) + 1 > n + 2 * p) dil = 1, k = std::min(k, n + 2 * p);
+            if (max && !every_window_reads_input(n, k, s, p, dil)) {
+                p = 0;
+                if (dil * (k - 1) + 1 > n) dil = 1, k = std::min(k, n);
+            }
+            g.kernel.push_back(k), g.stride.push_back(s), g.padding.push_back(p), g.dilation.push_back(dil);
+            g.length.push_back(kernel_output_length(n, k, s, p, dil));
+        }
+        return g;
     }
 
     static std::string layer_name(stage_kind kind, std::size_t dims) {
