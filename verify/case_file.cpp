@@ -319,7 +319,8 @@ class validator {
             if (registry_.find(name)->chainable) chainable.push_back(name);
         const layer_runner* runner = registry_.find(s.layer);
         if (!runner || !runner->chainable)
-            fail(child(path, "layer"), "\"" + s.layer + "\" cannot be a stage (stages may be: " + join(chainable) + ")");
+            fail(child(path, "layer"),
+                 "\"" + s.layer + "\" cannot be a stage (stages may be: " + join(chainable) + ")");
         s.stage_runner = runner;
         s.world_size = spec_.world_size;
         s.type = spec_.type;

@@ -154,8 +154,8 @@ def refusal_cases():
                {"P_a": (rng(0, 4), [1, 1, 2, 2]), "P_b": ([0, 1], [1, 2, 1, 1]), "P_c": ([2, 3], [1, 2, 1, 1]),
                 "P_w": (rng(0, 4), [2, 2, 1, 1])},
                [conv("FeatureConv2d", "P_a", 2, 4, 3, padding=1), conv("ChannelConv2d", "P_b", 4, 2, 3, "P_c", "P_w")],
-               [2, 2, 6, 6], expect="ChannelConv2d: x on P_x worker 0 (world rank 0) has shape [2,4,3,3], expected [2,2,6,6] (its piece of "
-               "input_shape [2,4,6,6])")
+               [2, 2, 6, 6], expect="ChannelConv2d: x on P_x worker 0 (world rank 0) has shape [2,4,3,3], "
+               "expected [2,2,6,6] (its piece of input_shape [2,4,6,6])")
 
 
 def main():

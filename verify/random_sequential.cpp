@@ -127,7 +127,8 @@ class chain_draw {
             if ((feature && last[1] == 1) || (channel && whole_space) || (!feature && !channel)) return out_;
         }
         const std::string name = add_partition(concat({1, channels}, split));
-        if (!out_.empty()) stages_.push_back({{"layer", "Repartition"}, {"partitions", {{"P_x", out_}, {"P_y", name}}}});
+        if (!out_.empty())
+            stages_.push_back({{"layer", "Repartition"}, {"partitions", {{"P_x", out_}, {"P_y", name}}}});
         return name;
     }
 

@@ -182,11 +182,12 @@ case_spec test_case(const std::string& layer, int world_size, const std::string&
 case_spec sequential_case(const std::vector<std::string>& layers, int world_size) {
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& layer : layers) stages.push_back({{"layer", layer}, {"partitions", {{"P_x", "P"}}}});
+    const nlohmann::json P = {{"workers", {{"range", {0, world_size}}}}, {"shape", {world_size}}};
     nlohmann::json doc = {{"schema", 1},
                           {"name", "test/sequential"},
                           {"layer", "Sequential"},
                           {"world_size", world_size},
-                          {"partitions", {{"P", {{"workers", {{"range", {0, world_size}}}}, {"shape", {world_size}}}}}},
+                          {"partitions", {{"P", P}}},
                           {"stages", stages},
                           {"x_shape", {3, 2}},
                           {"expect", "pass"}};

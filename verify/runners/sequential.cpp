@@ -105,7 +105,8 @@ case_problem<T> make_sequential(const case_spec& spec, const case_world& world) 
         case_spec& stage = chain->specs[i];
         stage.x_shape = x_shape;
         case_world stage_world{world.world, {}};
-        for (const auto& [name, source] : stage.partition_sources) stage_world.partitions.emplace(name, world.get(source));
+        for (const auto& [name, source] : stage.partition_sources)
+            stage_world.partitions.emplace(name, world.get(source));
         case_problem<T> problem = factory_of<T>(*stage.stage_runner)(stage, stage_world);
 
         const std::string prefix = std::to_string(i) + ".";
