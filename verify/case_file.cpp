@@ -314,13 +314,14 @@ class validator {
         s.file = file_;
         s.name = spec_.name + " stage " + std::to_string(i);
         s.layer = non_empty_string(value.at("layer"), child(path, "layer"));
-        std::vector<std::string> chainable;
-        for (const auto& name : registry_.layers())
-            if (registry_.find(name)->chainable) chainable.push_back(name);
         const layer_runner* runner = registry_.find(s.layer);
-        if (!runner || !runner->chainable)
+        if (!runner || !runner->chainable) {
+            std::vector<std::string> chainable;
+            for (const auto& name : registry_.layers())
+                if (registry_.find(name)->chainable) chainable.push_back(name);
             fail(child(path, "layer"),
                  "\"" + s.layer + "\" cannot be a stage (stages may be: " + join(chainable) + ")");
+        }
         s.stage_runner = runner;
         s.world_size = spec_.world_size;
         s.type = spec_.type;
@@ -330,13 +331,13 @@ class validator {
         const json& parts = value.at("partitions");
         if (!parts.is_object()) fail(ppath, "expected an object, got " + describe(parts));
         takes_partitions(parts, ppath, *runner);
-        std::vector<std::string> names;
-        for (const auto& entry : spec_.partitions) names.push_back(entry.first);
         for (const auto& entry : parts.items()) {
-            const std::string epath = child(ppath, entry.key());
-            if (!entry.value().is_string() || !spec_.partitions.count(entry.value().get<std::string>()))
-                fail(epath, "expected the name of one of the case's partitions (" + join(names) + "), got " +
-                                describe(entry.value()));
+            if (!entry.value().is_string() || !spec_.partitions.count(entry.value().get<std::string>())) {
+                std::vector<std::string> names;
+                for (const auto& named : spec_.partitions) names.push_back(named.first);
+                fail(child(ppath, entry.key()), "expected the name of one of the case's partitions (" + join(names) +
+                                                    "), got " + describe(entry.value()));
+            }
             const std::string source = entry.value().get<std::string>();
             s.partitions[entry.key()] = spec_.partitions.at(source);
             s.partition_sources[entry.key()] = source;

@@ -1,7 +1,8 @@
 #pragma once
-// The random case generator's draws (random_cases.cpp, random_refusals.cpp): uniform integers,
-// choices and worker lists from one SplitMix64 stream, the same on every platform (no std::
-// distributions), so that every rank of a job draws the same cases.
+// The random case generator's draws (random_cases.cpp, random_refusals.cpp,
+// random_sequential.cpp): uniform integers, choices and worker lists from one SplitMix64 stream,
+// the same on every platform (no std:: distributions), so that every rank of a job draws the
+// same cases; and the shapes, partitions and geometry constraints those files share.
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/halo_exchange.hpp"
 #include "verify/random.hpp"
 
 namespace distdl::verify {
@@ -77,6 +79,17 @@ inline std::pair<std::size_t, std::size_t> draw_in_out(draws& d, std::size_t bud
 
 inline json partition(const std::vector<int>& workers, const sizes& shape) {
     return {{"workers", workers}, {"shape", shape}};
+}
+
+// Whether every window of a kernel along a dimension of length n reads an input, not padding
+// only (a max pooling's window of padding only gives -inf, which a later convolution makes NaN).
+inline bool every_window_reads_input(std::size_t n, std::size_t k, std::size_t s, std::size_t p, std::size_t dil) {
+    for (std::size_t o = 0; o < kernel_output_length(n, k, s, p, dil); ++o) {
+        bool reads = false;
+        for (std::size_t t = 0; t < k; ++t) reads |= o * s + t * dil >= p && o * s + t * dil < p + n;
+        if (!reads) return false;
+    }
+    return true;
 }
 
 }  // namespace random_draws

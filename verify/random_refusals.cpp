@@ -12,8 +12,7 @@ namespace distdl::verify {
 
 namespace {
 
-using json = nlohmann::json;
-using sizes = std::vector<std::size_t>;
+using namespace random_draws;
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 

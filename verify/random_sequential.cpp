@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "core/halo_exchange.hpp"
 
 namespace distdl::verify {
 
@@ -14,16 +13,6 @@ namespace {
 using namespace random_draws;
 
 enum class stage_kind { feature, channel, general, select, max_pool, avg_pool };
-
-// Whether every window of a max pooling reads an input (not only padding).
-bool every_window_reads_input(std::size_t n, std::size_t k, std::size_t s, std::size_t p, std::size_t dil) {
-    for (std::size_t o = 0; o < kernel_output_length(n, k, s, p, dil); ++o) {
-        bool reads = false;
-        for (std::size_t t = 0; t < k; ++t) reads |= o * s + t * dil >= p && o * s + t * dil < p + n;
-        if (!reads) return false;
-    }
-    return true;
-}
 
 // The chain as it is drawn: the global tensor between stages and the partition it lies on.
 class chain_draw {

@@ -27,6 +27,7 @@
 #include "simulator/run.hpp"
 #include "tests/layers/conv_test_util.hpp"
 #include "tests/layers/sweep_util.hpp"
+#include "verify/random_draws.hpp"
 
 namespace {
 
@@ -36,6 +37,8 @@ using distdl::testing::check_piece_of;
 using distdl::testing::make_partition;
 using distdl::testing::piece_of;
 using distdl::verify::largest_magnitude;
+using distdl::verify::random_draws::concat;
+using distdl::verify::random_draws::every_window_reads_input;
 using distdl::verify::runners::rank_in;
 
 enum class kind { feature, channel, general, max_pool, avg_pool };
@@ -69,22 +72,6 @@ struct model_case {
 };
 
 constexpr std::size_t world_size = 12;
-
-shape_t concat(shape_t head, const shape_t& tail) {
-    head.insert(head.end(), tail.begin(), tail.end());
-    return head;
-}
-
-// Whether every window along a dimension of length n has a tap inside the input (for max
-// pooling: a window of padding only gives -inf, which makes NaN downstream).
-bool every_window_reads_input(std::size_t n, std::size_t k, std::size_t s, std::size_t p, std::size_t d) {
-    for (std::size_t o = 0; o < distdl::kernel_output_length(n, k, s, p, d); ++o) {
-        bool reads = false;
-        for (std::size_t j = 0; j < k; ++j) reads |= o * s + j * d >= p && o * s + j * d < p + n;
-        if (!reads) return false;
-    }
-    return true;
-}
 
 // A model whose every kernel fits the extents it meets.
 model_case draw(std::mt19937_64& rng) {

@@ -22,13 +22,15 @@ namespace {
 template <class T>
 using pieces = std::vector<tensor<T>>;
 
+// What stage i's parameter names start with: "0.", "1.", ...
+std::string stage_prefix(std::size_t i) { return std::to_string(i) + "."; }
+
 // The stages and their reference problems (their layers moved into the sequential module).
 // The problems refer to the specs, which therefore never move once built.
 template <class T>
 struct stage_chain {
     std::vector<case_spec> specs;
     std::vector<case_problem<T>> problems;
-    std::vector<std::string> prefixes;  // "0.", "1.", ...
     pieces<T> point;                    // the input of the last forward without bound
 
     using map = std::function<pieces<T>(const pieces<T>&)>;
@@ -77,7 +79,7 @@ struct stage_chain {
             auto stage_owned = reference(inputs[i], gradients[i]);
             for (std::size_t w = 0; w < owned.size(); ++w)
                 for (auto& p : stage_owned.at(w)) {
-                    p.name = prefixes[i] + p.name;
+                    p.name = stage_prefix(i) + p.name;
                     owned[w].push_back(std::move(p));
                 }
         }
@@ -109,7 +111,7 @@ case_problem<T> make_sequential(const case_spec& spec, const case_world& world) 
             stage_world.partitions.emplace(name, world.get(source));
         case_problem<T> problem = factory_of<T>(*stage.stage_runner)(stage, stage_world);
 
-        const std::string prefix = std::to_string(i) + ".";
+        const std::string prefix = stage_prefix(i);
         for (auto* p : problem.layer->parameters()) p->name = prefix + p->name;
         if (problem.parameters) {
             for (const auto& name : problem.parameters->names) hook->names.push_back(prefix + name);
@@ -129,7 +131,6 @@ case_problem<T> make_sequential(const case_spec& spec, const case_world& world) 
         }
 
         layer->append(std::move(problem.layer));
-        chain->prefixes.push_back(prefix);
         chain->problems.push_back(std::move(problem));
     }
 
