@@ -201,8 +201,9 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
         const std::size_t batch = d.between(0, 3), dims = d.between(1, 3);
         // One case in 13 a chain, decided apart from d: the other cases stay as they were drawn.
         draws chains(derive_seed(seed, 0x636861696eull, i));
+        std::optional<std::string> refusal;
         if (chains.one_in(13)) {
-            add_sequential(c, d, budget, batch, dims);
+            refusal = add_sequential(c, d, chains, budget, batch, dims);
         } else {
             switch (d.between(0, 11)) {
                 case 0: add_linear(c, d, budget, batch); break;
@@ -223,11 +224,11 @@ std::vector<json> random_case_documents(std::size_t count, std::uint64_t seed, i
         c["seed"] = derive_seed(seed, 0x64617461ull, i);
         c["name"] = "random/" + std::to_string(seed) + "/" + std::to_string(i) + "_" + c["layer"].get<std::string>();
         c["expect"] = "pass";
-        if (c["layer"] != "Sequential" && d.one_in(6))
-            if (const auto refusal = spoil(c, d)) {
-                c["expect"] = {{"error", *refusal}};
-                c["name"] = c["name"].get<std::string>() + "_refused";
-            }
+        if (c["layer"] != "Sequential" && d.one_in(6)) refusal = spoil(c, d);
+        if (refusal) {
+            c["expect"] = {{"error", *refusal}};
+            c["name"] = c["name"].get<std::string>() + "_refused";
+        }
         write_compactly(c, d);
         cases.push_back(std::move(c));
     }

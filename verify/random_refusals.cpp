@@ -25,22 +25,6 @@ bool no_idle_worker(const json& c) {
     return members.size() == c["world_size"].get<std::size_t>();
 }
 
-// The text of a layer's refusal of a kernel that does not fit (the poolings, HaloExchange and
-// the convolutions word it differently).
-std::string kernel_fit_text(const std::string& layer, std::size_t e, std::size_t length, std::size_t k,
-                            std::size_t p, std::size_t dil) {
-    const std::string n = std::to_string(dil * (k - 1) + 1);
-    if (starts_with(layer, "MaxPool") || starts_with(layer, "AvgPool"))
-        return "kernel " + std::to_string(k) + " (dilation " + std::to_string(dil) + ", extent " + n +
-               ") does not fit in spatial dimension " + std::to_string(e) + " of length " + std::to_string(length) +
-               " with padding " + std::to_string(p);
-    const bool halo = layer == "HaloExchange";
-    return std::string(halo ? "kernel does not fit in dimension " : "in spatial dimension ") + std::to_string(e) +
-           ": extent " + std::to_string(length) + " + 2*padding " + std::to_string(p) + " < dilation " +
-           std::to_string(dil) + (halo ? " * (kernel size " : " * (kernel_size ") + std::to_string(k) +
-           " - 1) + 1 = " + n;
-}
-
 // A kernel longer than the padded input in one spatial dimension (the others keep theirs).
 std::string spoil_kernel_fit(json& c, draws& d) {
     const std::string layer = c["layer"];
@@ -50,7 +34,7 @@ std::string spoil_kernel_fit(json& c, draws& d) {
     const std::size_t p = o["padding"][e], dil = o.contains("dilation") ? std::size_t(o["dilation"][e]) : 1;
     const std::size_t k = (length + 2 * p) / dil + 2;
     o["kernel_size"][e] = k;
-    return kernel_fit_text(layer, e, length, k, p, dil);
+    return kernel_fit_refusal(layer, e, length, k, p, dil);
 }
 
 // A stride of 0 in one spatial dimension.
@@ -86,9 +70,8 @@ std::string spoil_channels(json& c) {
     const sizes x = c["x_shape"], grid = c["partitions"]["P_x"]["shape"];
     const std::size_t dims = x.size() - 2, in = x[1] + 1;
     c["options"]["in_channels"] = in;
+    if (!c.contains("input_shape")) return channels_refusal(x, in);
     const std::string extents = std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
-    if (!c.contains("input_shape"))
-        return "input_shape " + format_list(x) + ", expected [batch, " + std::to_string(in) + ", " + extents;
     const std::size_t block = x[1] % grid[1];
     sizes piece{x[0], balanced_part(x[1], grid[1], block)};
     for (std::size_t e = 0; e < dims; ++e) piece.push_back(balanced_part(x[2 + e], grid[2 + e], 0));
@@ -138,6 +121,26 @@ std::string spoil_team_side(json& c) {
 }
 
 }  // namespace
+
+std::string kernel_fit_refusal(const std::string& layer, std::size_t e, std::size_t length, std::size_t k,
+                               std::size_t p, std::size_t dil) {
+    const std::string n = std::to_string(dil * (k - 1) + 1);
+    if (starts_with(layer, "MaxPool") || starts_with(layer, "AvgPool"))
+        return "kernel " + std::to_string(k) + " (dilation " + std::to_string(dil) + ", extent " + n +
+               ") does not fit in spatial dimension " + std::to_string(e) + " of length " + std::to_string(length) +
+               " with padding " + std::to_string(p);
+    const bool halo = layer == "HaloExchange";
+    return std::string(halo ? "kernel does not fit in dimension " : "in spatial dimension ") + std::to_string(e) +
+           ": extent " + std::to_string(length) + " + 2*padding " + std::to_string(p) + " < dilation " +
+           std::to_string(dil) + (halo ? " * (kernel size " : " * (kernel_size ") + std::to_string(k) +
+           " - 1) + 1 = " + n;
+}
+
+std::string channels_refusal(const random_draws::sizes& x_shape, std::size_t in_channels) {
+    const std::size_t dims = x_shape.size() - 2;
+    return "input_shape " + format_list(x_shape) + ", expected [batch, " + std::to_string(in_channels) + ", " +
+           std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
+}
 
 // The refusal text `c`, spoilt, must give; none for layers without a spoiling here.
 std::optional<std::string> spoil(json& c, draws& d) {

@@ -18,4 +18,12 @@ namespace distdl::verify {
 // workers only).
 std::optional<std::string> spoil(nlohmann::json& c, draws& d);
 
+// How a layer refuses a kernel that does not fit spatial dimension e of the input (length before
+// padding): the poolings, HaloExchange and the convolutions word it differently.
+std::string kernel_fit_refusal(const std::string& layer, std::size_t e, std::size_t length, std::size_t k,
+                               std::size_t p, std::size_t dil);
+
+// How a convolution refuses a given input shape of other channels than in_channels.
+std::string channels_refusal(const random_draws::sizes& x_shape, std::size_t in_channels);
+
 }  // namespace distdl::verify

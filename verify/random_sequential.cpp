@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "verify/random_refusals.hpp"
 
 namespace distdl::verify {
 
@@ -53,8 +55,27 @@ class chain_draw {
             out_ = P_y;
         }
         stage["layer"] = layer_name(kind, dims);
+        layers_.push_back({stages_.size(), shape_, pool});
         stages_.push_back(stage);
         shape_ = concat({shape_[0], out_channels}, g.length);
+    }
+
+    // One convolution or pooling refuses the input shape the chain gives it, at construction: a
+    // convolution given one input channel more, or a kernel longer than the padded input in one
+    // dimension. Returns the refusal's text.
+    std::string spoil(draws& s) {
+        const drawn_layer& l = layers_[s.between(0, layers_.size() - 1)];
+        json& stage = stages_[l.index];
+        json& o = stage["options"];
+        if (!l.pool && s.one_in(2)) {
+            o["in_channels"] = l.input[1] + 1;
+            return channels_refusal(l.input, l.input[1] + 1);
+        }
+        const std::size_t e = s.between(0, l.input.size() - 3), length = l.input[2 + e];
+        const std::size_t p = o["padding"][e], dil = o.contains("dilation") ? std::size_t(o["dilation"][e]) : 1;
+        const std::size_t k = (length + 2 * p) / dil + 2;
+        o["kernel_size"][e] = k;
+        return kernel_fit_refusal(stage["layer"], e, length, k, p, dil);
     }
 
     json partitions() const { return partitions_; }
@@ -126,23 +147,34 @@ class chain_draw {
     sizes shape_;      // the global tensor the next stage takes
     std::string out_;  // the partition it lies on (empty: the case's input, not yet placed)
     json partitions_ = json::object(), stages_ = json::array();
+    // The convolutions and poolings: where in stages_, the global input they are built with.
+    struct drawn_layer {
+        std::size_t index;
+        sizes input;
+        bool pool;
+    };
+    std::vector<drawn_layer> layers_;
     std::map<std::string, sizes> shapes_;
 };
 
 }  // namespace
 
-void add_sequential(json& c, draws& d, std::size_t max_world, std::size_t batch, std::size_t dims) {
+std::optional<std::string> add_sequential(json& c, draws& d, draws& spoiler, std::size_t max_world, std::size_t batch,
+                                          std::size_t dims) {
     const std::size_t world = d.between(std::max<std::size_t>(1, max_world / 2), std::max<std::size_t>(1, max_world));
     sizes shape{batch, d.between(1, 4)};
     for (std::size_t e = 0; e < dims; ++e) shape.push_back(d.between(1, dims == 3 ? 6 : 12));
     chain_draw chain(d, world, shape);
     const std::size_t stages = d.between(2, 4);
     for (std::size_t i = 0; i < stages; ++i) chain.add(static_cast<stage_kind>(d.between(0, 5)));
+    std::optional<std::string> refusal;
+    if (spoiler.one_in(6)) refusal = chain.spoil(spoiler);
     c["layer"] = "Sequential";
     c["world_size"] = world;
     c["partitions"] = chain.partitions();
     c["stages"] = chain.stages();
     c["x_shape"] = shape;
+    return refusal;
 }
 
 }  // namespace distdl::verify

@@ -1,6 +1,8 @@
 #pragma once
 // Random Sequential cases (distdl-verify --random): chains of 2-4 convolutions and poolings.
 #include <cstddef>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -13,7 +15,11 @@ namespace distdl::verify {
 // MaxPool and AvgPool, each kernel fitting the extents the chain gives it (max pooling without
 // windows of padding only, whose -inf a later convolution would make NaN), each stage on its own
 // random partitions and workers, or on the partition the stage before left its output on where
-// its layout allows; Repartitions between the others (never splitting an extent of 1).
-void add_sequential(nlohmann::json& c, draws& d, std::size_t max_world, std::size_t batch, std::size_t dims);
+// its layout allows; Repartitions between the others (never splitting an extent of 1). One chain
+// in 6, as `spoiler` draws it, is spoilt so that one convolution or pooling refuses the input
+// shape the chain gives it (one input channel more, or a kernel that does not fit): returns the
+// refusal's text, else nothing. Spoiler's draws leave d's, and so the chains, as they were.
+std::optional<std::string> add_sequential(nlohmann::json& c, draws& d, draws& spoiler, std::size_t max_world,
+                                          std::size_t batch, std::size_t dims);
 
 }  // namespace distdl::verify
