@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks: builds the release preset, runs distdl-bench on the simulator and on Open MPI
-# (4 and 16 ranks), writes reports/bench.md, bench.json and bench.svg; with --compare, checks
-# every ratio to baseline against an older bench.json, re-runs the workloads that got worse and
-# exits 1 only on a regression confirmed by every attempt.
+# (4 and 16 ranks) and the layer benchmarks (bench/layers), writes reports/bench.md, bench.json
+# and bench.svg; with --compare, checks every ratio to baseline against an older bench.json,
+# re-runs the workloads that got worse and exits 1 only on a regression confirmed by every
+# attempt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
   cat <<'TEXT'
-usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--bin DIR]
+usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--layers "conv pool linear"] [--bin DIR]
                         [--compare OLD.json [--tolerance T] [--min-baseline S] [--retries N]]
                         [-- distdl-bench flags]
 
@@ -16,6 +17,9 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--bin DIR]
   --out DIR        where bench.md, bench.json and bench.svg go (default: reports)
   --ranks LIST     Open MPI world sizes to run (default "4 16"; the simulator runs the same
                    worker counts)
+  --layers LIST    layer benchmarks to run, of conv, pool and linear (default all three; ""
+                   none): bench/layers/<name>_bench, 4 simulated workers against the serial
+                   kernels, reported as the groups <name>_layer with their goals as targets
   --compare OLD    after the run, compare each benchmark's ratio to baseline with OLD (a
                    bench.json); a benchmark whose ratio grew by more than the tolerance is
                    re-run (ours and baseline, same transport and worker count) up to N more
@@ -30,18 +34,23 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--bin DIR]
                    clock)
   --bin DIR        run DIR/distdl-bench and DIR/report/distdl-bench-report as they are
                    instead of building the release preset (default: build, then use
-                   build/release/bench); the Open MPI runs start with $MPIEXEC (default
+                   build/release/bench; the layer benchmarks are DIR/layers/<name>_bench);
+                   the Open MPI runs start with $MPIEXEC (default
                    mpiexec). Relative paths are taken from the repository's root.
   -- ...           further flags for distdl-bench (e.g. --benchmark_filter=broadcast)
 TEXT
 }
 
-quick=() out=reports ranks="4 16" compare="" tolerance=0.25 min_baseline=1e-6 retries=2 bin="" extra=()
+quick=() out=reports ranks="4 16" layers="conv pool linear" compare="" tolerance=0.25 min_baseline=1e-6 retries=2 bin="" extra=()
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
     --out) out="${2:?--out needs a directory}"; shift ;;
     --ranks) ranks="${2:?--ranks needs a list}"; shift ;;
+    --layers) layers="${2?--layers needs a list (\"\" for none)}"; shift
+              for l in $layers; do
+                [[ $l == conv || $l == pool || $l == linear ]] || { echo "bench.sh: --layers takes conv, pool and linear, got '$l'" >&2; exit 2; }
+              done ;;
     --bin) bin="${2:?--bin needs a directory}"; shift ;;
     --compare) compare="${2:?--compare needs a bench.json}"; shift ;;
     --tolerance) tolerance="${2:?--tolerance needs a number}"; shift ;;
@@ -64,7 +73,8 @@ fi
 
 if [[ -z "$bin" ]]; then
   cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target distdl-bench distdl-bench-report
+  cmake --build --preset release -j "$(nproc)" --target distdl-bench distdl-bench-report \
+    $(for l in $layers; do echo "${l}_bench"; done)
   bin=build/release/bench
 fi
 mpiexec="${MPIEXEC:-mpiexec}"
@@ -79,6 +89,10 @@ run_mpi() {
   "$mpiexec" --oversubscribe -n "$1" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$2" \
     --benchmark_color=false "${extra[@]}" "${@:3}"
 }
+# run_layer NAME OUT: one layer benchmark, all of it (its pairs share their baselines).
+run_layer() {
+  "$bin/layers/$1_bench" "${quick[@]}" --report-out "$2" --benchmark_color=false
+}
 
 workers=$(tr ' ' ',' <<<"$ranks")
 echo "bench.sh: simulator, workers $workers"
@@ -92,13 +106,18 @@ for n in $ranks; do
   echo "bench.sh: Open MPI, $n ranks"
   run_mpi "$n" "$work/mpi$n.json"
 done
+for l in $layers; do
+  echo "bench.sh: layer benchmark $l"
+  run_layer "$l" "$work/layer_$l.json"
+done
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ "$commit" != unknown && -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
   commit="$commit (with uncommitted changes)"
 fi
 report="$bin/report/distdl-bench-report"
-"$report" --out-dir "$out" --commit "$commit" "$work"/sim.json "$work"/mpi*.json
+"$report" --out-dir "$out" --commit "$commit" "$work"/sim.json "$work"/mpi*.json \
+  $(for l in $layers; do echo "$work/layer_$l.json"; done)
 
 [[ -n "$compare" ]] || exit 0
 compared=(--compare "$work/old.json" "$out/bench.json" --tolerance "$tolerance" --min-baseline "$min_baseline")
@@ -111,10 +130,12 @@ for ((attempt = 1; attempt <= retries; attempt++)); do
   echo "bench.sh: re-run $attempt of $retries of ${#worse[@]} worse benchmark(s): ${worse[*]}"
   dir="$work/retry$attempt"
   mkdir -p "$dir/runs"
-  declare -A groups=()
-  for name in "${worse[@]}"; do  # <primitive>/<transport>/w<workers>/<size>
+  declare -A groups=() layer_runs=()
+  for name in "${worse[@]}"; do  # <primitive>/<transport>/w<workers>/<size>, or <name>_layer/...
     IFS=/ read -r -a part <<<"$name"
-    if [[ ${#part[@]} -ge 3 && ( ${part[1]} == sim || ${part[1]} == mpi ) && ${part[2]} =~ ^w[0-9]+$ ]]; then
+    if [[ ${part[0]} == *_layer && -x "$bin/layers/${part[0]%_layer}_bench" ]]; then
+      layer_runs[${part[0]%_layer}]=1
+    elif [[ ${#part[@]} -ge 3 && ( ${part[1]} == sim || ${part[1]} == mpi ) && ${part[2]} =~ ^w[0-9]+$ ]]; then
       key="${part[1]} ${part[2]#w}"
       groups[$key]="${groups[$key]:+${groups[$key]}|}$name"
     else
@@ -126,7 +147,10 @@ for ((attempt = 1; attempt <= retries; attempt++)); do
     filter="--benchmark_filter=^(ours|baseline)/(${groups[$key]})(/|\$)"
     "run_$transport" "$n" "$dir/runs/$transport$n.json" "$filter"
   done
-  unset groups
+  for l in "${!layer_runs[@]}"; do
+    run_layer "$l" "$dir/runs/layer_$l.json"
+  done
+  unset groups layer_runs
   if compgen -G "$dir/runs/*.json" >/dev/null; then
     "$report" --out-dir "$dir" --commit "$commit" "$dir"/runs/*.json >/dev/null
     compared+=(--retry "$dir/bench.json")

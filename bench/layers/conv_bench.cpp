@@ -307,7 +307,9 @@ int main(int argc, char** argv) {
         return is_layer ? name.substr(0, name.size() - suffix.size()) : std::string();
     };
     const auto compare = [layer_of](const std::string& name) {
-        return layer_of(name).empty() ? distdl::bench::comparison{} : distdl::bench::comparison{"conv_serial/0", 1.2};
+        const std::string layer = layer_of(name);
+        return layer.empty() ? distdl::bench::comparison{}
+                             : distdl::bench::comparison{"conv_serial/0", 1.2, "conv_layer/sim/w4/" + layer};
     };
     const auto floor_of = [layer_of](const std::string& name) {  // channel_conv_2x2 -> channel_kernels_2x2
         const std::string layer = layer_of(name);

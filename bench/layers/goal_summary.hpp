@@ -10,19 +10,25 @@
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
 //   register: BENCHMARK(f)->Apply(measured)
 //   main: return run_layer_benchmarks(argc, argv, about, compare, floor_of);
-// compare gives each layer its baseline and goal; floor_of (optional) names each layer's local
-// kernels alone on its workers without data movement, and a second table then splits the
-// layer's overhead into theirs and the movement's.
+// compare gives each layer its baseline, goal and workload name; floor_of (optional) names each
+// layer's local kernels alone on its workers without data movement, and a second table then
+// splits the layer's overhead into theirs and the movement's. --report-out FILE also writes the
+// pairs for distdl-bench-report (bench/README.md), so that scripts/bench.sh reports them and
+// checks them for regressions with the primitives.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace distdl::bench {
 
@@ -43,24 +49,28 @@ inline void measured(benchmark::internal::Benchmark* b) {
     b->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->ComputeStatistics("min", fastest);
 }
 
-// argv with 5 repetitions of at least 0.5 s each, randomly interleaved, shown as aggregates.
-inline std::vector<char*> with_repeated_runs(int argc, char** argv) {
+// argv with 5 repetitions of at least 0.5 s each (quick: 2 of at least 0.05 s), randomly
+// interleaved, shown as aggregates.
+inline std::vector<char*> with_repeated_runs(int argc, char** argv, bool quick) {
     // Kept in step with detail::print_help().
-    static char repetitions[] = "--benchmark_repetitions=5";
+    static char repetitions[] = "--benchmark_repetitions=5", quick_repetitions[] = "--benchmark_repetitions=2";
     static char interleave[] = "--benchmark_enable_random_interleaving=true";
-    static char min_time[] = "--benchmark_min_time=0.5";
+    static char min_time[] = "--benchmark_min_time=0.5", quick_min_time[] = "--benchmark_min_time=0.05";
     static char aggregates[] = "--benchmark_display_aggregates_only=true";
-    std::vector<char*> args{argv[0], repetitions, interleave, min_time, aggregates};
+    std::vector<char*> args{argv[0], quick ? quick_repetitions : repetitions, interleave,
+                            quick ? quick_min_time : min_time, aggregates};
     args.insert(args.end(), argv + 1, argv + argc);
     args.push_back(nullptr);
     return args;
 }
 
-// What a benchmark is measured against: its baseline's name (empty: nothing) and the goal for
-// its CPU time over the baseline's.
+// What a benchmark is measured against: its baseline's name (empty: nothing), the goal for its
+// CPU time over the baseline's, and the pair's workload name in distdl-bench-report's summary
+// ("conv_layer/sim/w4/feature": group, transport, workers, what).
 struct comparison {
     std::string baseline;
     double goal = 0;
+    std::string workload;
 };
 
 // Prints as the console reporter does, and keeps the "min" and "median" CPU time of every
@@ -81,8 +91,10 @@ class goal_summary : public benchmark::ConsoleReporter {
         for (const Run& run : runs) {
             if (run.run_type != Run::RT_Aggregate || run.error_occurred) continue;
             const std::string name = key(run);
-            if (run.aggregate_name == "min") fastest_[name] = run.GetAdjustedCPUTime();
-            if (run.aggregate_name == "median") median_[name] = run.GetAdjustedCPUTime();
+            // In seconds: benchmarks of one comparison may report in different units.
+            const double seconds = run.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(run.time_unit);
+            if (run.aggregate_name == "min") fastest_[name] = seconds;
+            if (run.aggregate_name == "median") median_[name] = seconds;
         }
         ConsoleReporter::ReportRuns(runs);
     }
@@ -118,6 +130,32 @@ class goal_summary : public benchmark::ConsoleReporter {
                         c.baseline.c_str(), by_fastest, by_median, c.goal, verdict);
         }
         if (floor_) print_floors();
+    }
+
+    // The compared pairs as Google Benchmark JSON for distdl-bench-report: per pair, runs
+    // "ours/<workload>" (the layer), "baseline/<workload>" and, where floor_of names them,
+    // "kernels/<workload>" (its local kernels alone), each timed by its fastest repetition's CPU
+    // time, with the goal as "target_ratio". `quick`: fewer, shorter repetitions.
+    nlohmann::json report_json(bool quick) const {
+        nlohmann::json runs = nlohmann::json::array();
+        for (const auto& entry : fastest_) {
+            const std::string& layer = entry.first;
+            const comparison c = compare_(layer);
+            if (c.baseline.empty() || c.workload.empty() || !fastest_.count(c.baseline)) continue;
+            const std::string label = layer + " over " + c.baseline + ": CPU time, fastest repetition";
+            const auto add = [&](const std::string& role, const std::string& benchmark) {
+                const auto it = fastest_.find(benchmark);
+                if (it == fastest_.end()) return;
+                const std::string name = role + "/" + c.workload;
+                runs.push_back({{"name", name}, {"run_name", name}, {"run_type", "iteration"},
+                                {"real_time", it->second}, {"time_unit", "s"}, {"target_ratio", c.goal},
+                                {"label", label}});
+            };
+            add("ours", layer);
+            add("baseline", c.baseline);
+            if (floor_) add("kernels", floor_(layer));
+        }
+        return {{"context", {{"quick", quick ? "true" : "false"}}}, {"benchmarks", runs}};
     }
 
   private:
@@ -159,7 +197,7 @@ class goal_summary : public benchmark::ConsoleReporter {
 
     comparison_of compare_;
     benchmark_of floor_;
-    std::map<std::string, double> fastest_, median_;
+    std::map<std::string, double> fastest_, median_;  // CPU seconds per iteration, by benchmark
 };
 
 namespace detail {
@@ -174,7 +212,12 @@ inline void print_help() {
         "  --benchmark_min_time=0.5 --benchmark_display_aggregates_only=true\n"
         "(flags given on the command line win). The closing table gives each layer's CPU time over\n"
         "its baseline's from the fastest repetitions and from the medians, against the goal; it\n"
-        "needs 2 or more repetitions and the baseline in the same run.\n\n",
+        "needs 2 or more repetitions and the baseline in the same run.\n\n"
+        "  --quick            2 repetitions of at least 0.05 s (direction only)\n"
+        "  --report-out FILE  also write each layer, its baseline and its kernels alone (fastest\n"
+        "                     repetitions) as Google Benchmark JSON for distdl-bench-report, under\n"
+        "                     the workload names <group>_layer/sim/w<workers>/<layer>, with the goals\n"
+        "                     as targets (scripts/bench.sh runs it so)\n\n",
         about_layer_benchmark);
     benchmark::PrintDefaultHelp();
 }
@@ -184,19 +227,53 @@ inline void print_help() {
 // run; the registered benchmarks run with the default flags of with_repeated_runs, then the
 // closing table of each benchmark that `compare` gives a baseline and a goal, and where
 // floor_of names a layer's kernels-alone benchmark, the table of where its overhead goes. Exit
-// status 1 on an unknown flag.
+// status 1 on an unknown flag or a --report-out file that cannot be written.
 inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::comparison_of compare,
                                 goal_summary::benchmark_of floor_of = {}) {
     detail::about_layer_benchmark = about;
-    auto args = with_repeated_runs(argc, argv);
+    // Our flags first, out of argv: Google Benchmark refuses flags it does not know.
+    bool quick = false;
+    std::string report_out;
+    std::vector<char*> rest{argv[0]};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") {
+            quick = true;
+        } else if (a == "--report-out" || a.rfind("--report-out=", 0) == 0) {
+            report_out = a == "--report-out" ? (i + 1 < argc ? argv[++i] : "") : a.substr(std::strlen("--report-out="));
+            if (report_out.empty()) {
+                std::fprintf(stderr, "%s: --report-out needs a file name\n", argv[0]);
+                return 1;
+            }
+        } else {
+            rest.push_back(argv[i]);
+        }
+    }
+    auto args = with_repeated_runs(static_cast<int>(rest.size()), rest.data(), quick);
     int count = static_cast<int>(args.size()) - 1;
     benchmark::Initialize(&count, args.data(), detail::print_help);
     if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+    std::ofstream report;  // opened before the run, which a bad path should not cost
+    if (!report_out.empty()) {
+        report.open(report_out);
+        if (!report) {
+            std::fprintf(stderr, "%s: cannot write --report-out %s\n", argv[0], report_out.c_str());
+            return 1;
+        }
+    }
     std::printf("%s\n", about);
     goal_summary summary(std::move(compare), std::move(floor_of));
     benchmark::RunSpecifiedBenchmarks(&summary);
     summary.print();
     benchmark::Shutdown();
+    if (!report_out.empty()) {
+        report << summary.report_json(quick).dump(1) << "\n";
+        report.close();
+        if (!report) {
+            std::fprintf(stderr, "%s: cannot write --report-out %s\n", argv[0], report_out.c_str());
+            return 1;
+        }
+    }
     return 0;
 }
 

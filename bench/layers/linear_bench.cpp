@@ -154,8 +154,10 @@ int main(int argc, char** argv) {
         "cblas_sgemm. CPU time summed over the workers; goals: linear_sim_2x2 <= 1.2 x linear_serial,\n"
         "kernel_gemm at >= 0.95 x plain_cblas's rate (time <= 1/0.95 x).";
     const auto compare = [](const std::string& name) {
-        if (name == "linear_sim_2x2") return distdl::bench::comparison{"linear_serial", 1.2};
-        if (name == "kernel_gemm") return distdl::bench::comparison{"plain_cblas", 1 / 0.95};
+        if (name == "linear_sim_2x2")
+            return distdl::bench::comparison{"linear_serial", 1.2, "linear_layer/sim/w4/linear"};
+        if (name == "kernel_gemm")
+            return distdl::bench::comparison{"plain_cblas", 1 / 0.95, "linear_layer/serial/w1/gemm_kernel"};
         return distdl::bench::comparison{};
     };
     return distdl::bench::run_layer_benchmarks(argc, argv, about, compare);

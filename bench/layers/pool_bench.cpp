@@ -195,8 +195,17 @@ int main(int argc, char** argv) {
     // Whether a benchmark is a layer's (pool_sim_2x2<K, G>), and its template arguments "<K, G>".
     const std::string layer = "pool_sim_2x2";
     const auto is_layer = [layer](const std::string& name) { return name.rfind(layer, 0) == 0; };
+    // The report's name of <kind::max, geometry::k2_s2>: "max_k2_s2".
+    const auto workload_of = [](const std::string& name) {
+        const auto word_after = [&](const std::string& prefix) {
+            const std::size_t at = name.find(prefix) + prefix.size();
+            return name.substr(at, name.find_first_of(",>", at) - at);
+        };
+        return "pool_layer/sim/w4/" + word_after("kind::") + "_" + word_after("geometry::");
+    };
     const auto compare = [=](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_serial<K, G>
-        return is_layer(name) ? distdl::bench::comparison{"pool_serial" + name.substr(layer.size()), 1.2}
+        return is_layer(name) ? distdl::bench::comparison{"pool_serial" + name.substr(layer.size()), 1.2,
+                                                          workload_of(name)}
                               : distdl::bench::comparison{};
     };
     const auto floor_of = [=](const std::string& name) {  // pool_sim_2x2<K, G> -> pool_kernels_2x2<K, G>

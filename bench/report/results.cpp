@@ -93,6 +93,7 @@ void add_benchmark_json(results& into, const nlohmann::json& document) {
     // Medians of repeated runs replace the runs; otherwise runs of one name are averaged.
     std::map<std::pair<std::string, std::string>, std::vector<role_result>> runs, medians;
     std::map<std::string, std::string> labels;
+    std::map<std::string, double> targets;
     for (const auto& run : document.at("benchmarks")) {
         if (run.contains("error_occurred") && run["error_occurred"].get<bool>())
             throw std::runtime_error("benchmark " + run.value("name", "?") + " reported an error: " +
@@ -105,6 +106,7 @@ void add_benchmark_json(results& into, const nlohmann::json& document) {
         }
         runs[key].push_back(read_run(run));
         if (run.contains("label")) labels[key.second] = run["label"].get<std::string>();
+        if (const auto target = optional_number(run, "target_ratio")) targets[key.second] = *target;
     }
     for (auto& [key, list] : runs) {
         role_result r;
@@ -121,6 +123,7 @@ void add_benchmark_json(results& into, const nlohmann::json& document) {
         }
         auto& w = into.workloads[key.second];
         if (labels.count(key.second)) w.label = labels[key.second];
+        if (targets.count(key.second)) w.target = targets[key.second];
         w.roles[key.first] = r;
     }
 }
@@ -137,7 +140,7 @@ nlohmann::json to_json(const results& r) {
         nlohmann::json j;
         j["label"] = w.label;
         if (auto q = w.ratio()) j["ratio"] = *q;
-        if (auto t = target_ratio(name)) j["target"] = *t;
+        if (auto t = target_of(name, w)) j["target"] = *t;
         for (const auto& [role, rr] : w.roles) {
             nlohmann::json x{{"seconds", rr.seconds}, {"bytes_per_second", rr.bytes_per_second}};
             if (rr.messages_per_iteration) x["msgs_per_iter"] = *rr.messages_per_iteration;
@@ -163,6 +166,7 @@ results from_json(const nlohmann::json& document) {
     for (const auto& [name, j] : document.at("benchmarks").items()) {
         workload_result w;
         w.label = j.value("label", "");
+        w.target = optional_number(j, "target");
         const nlohmann::json roles = j.value("roles", nlohmann::json::object());  // kept alive for items()
         for (const auto& [role, x] : roles.items()) {
             role_result rr;
@@ -186,6 +190,10 @@ std::optional<double> target_ratio(const std::string& workload) {
         if (part == "sim" && size == "large") return 2.0;
     }
     return std::nullopt;
+}
+
+std::optional<double> target_of(const std::string& workload, const workload_result& w) {
+    return w.target ? w.target : target_ratio(workload);
 }
 
 }  // namespace distdl::bench::report

@@ -20,6 +20,7 @@ struct role_result {
 struct workload_result {
     std::string label;                        // shapes and partitions, as the benchmark says
     std::map<std::string, role_result> roles;  // by role name
+    std::optional<double> target;             // the goal the benchmark gives (its runs' "target_ratio")
 
     // ours' time over `role`'s (none when either is missing or the role took no time).
     std::optional<double> ratio(const std::string& role = "baseline") const;
@@ -59,5 +60,7 @@ std::vector<std::string> segments(const std::string& workload);
 // Open MPI 1.1 (large) and 1.3 (small sizes); simulator 2.0 at the large size (>= 0.5x memcpy
 // bandwidth).
 std::optional<double> target_ratio(const std::string& workload);
+// A workload's target: the one its benchmark gives (the layer benchmarks' goals), else by name.
+std::optional<double> target_of(const std::string& workload, const workload_result& w);
 
 }  // namespace distdl::bench::report

@@ -8,13 +8,18 @@
 namespace distdl::bench::report {
 
 void write_svg(std::ostream& out, const results& r) {
-    std::vector<std::pair<std::string, double>> bars;
+    struct bar {
+        std::string name;
+        double ratio;
+        std::optional<double> target;
+    };
+    std::vector<bar> bars;
     for (const auto& [name, w] : r.workloads)
-        if (auto q = w.ratio()) bars.emplace_back(name, *q);
+        if (auto q = w.ratio()) bars.push_back({name, *q, target_of(name, w)});
     // The axis ends at 16x at most: latency-bound ratios against memcpy (thousands) would
     // squash the rest; longer bars end at the edge with their value written after them.
     double top = 4;
-    for (const auto& b : bars) top = std::max(top, std::min(b.second, 16.0));
+    for (const auto& b : bars) top = std::max(top, std::min(b.ratio, 16.0));
     const double lo = std::log2(0.25), hi = std::ceil(std::log2(top));
     const int label_w = 300, plot_w = 560, row_h = 16, head = 30;
     const int height = head + row_h * static_cast<int>(bars.size()) + 20;
@@ -33,9 +38,8 @@ void write_svg(std::ostream& out, const results& r) {
             << "\" text-anchor=\"middle\">" << g << "</text>\n";
     }
     int row = 0;
-    for (const auto& [name, ratio] : bars) {
+    for (const auto& [name, ratio, target] : bars) {
         const double y = head + row++ * row_h;
-        const auto target = target_ratio(name);
         const char* colour = !target ? "#999" : ratio <= *target ? "#3a3" : "#d33";
         const double x0 = x_of(0.25), x1 = x_of(ratio);
         out << "<text x=\"" << label_w - 4 << "\" y=\"" << y + 11 << "\" text-anchor=\"end\">" << name << "</text>\n"

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "bench/report/compare.hpp"
+#include "bench/report/markdown.hpp"
 #include "bench/report/results.hpp"
 
 namespace distdl::bench::report {
@@ -300,6 +301,32 @@ TEST(results, google_benchmark_runs_pair_into_ratios) {
     EXPECT_DOUBLE_EQ(j["benchmarks"]["x/mpi/w4/large"]["ratio"].get<double>(), 1.5);
     EXPECT_DOUBLE_EQ(j["benchmarks"]["x/mpi/w4/large"]["target"].get<double>(), 1.1);
     EXPECT_DOUBLE_EQ(*from_json(j).workloads.at("x/mpi/w4/large").ratio(), 1.5);
+}
+
+TEST(results, a_target_the_benchmark_gives_wins_over_the_name_and_reaches_the_report) {
+    // A layer benchmark's pair (bench/layers, --report-out): its goal, not the simulator's 2.0.
+    const auto doc = nlohmann::json::parse(R"({
+      "context": {"quick": "false"},
+      "benchmarks": [
+        {"name": "ours/conv_layer/sim/w4/large", "run_name": "ours/conv_layer/sim/w4/large", "run_type": "iteration",
+         "real_time": 0.125, "time_unit": "s", "target_ratio": 1.05, "label": "feature over serial"},
+        {"name": "baseline/conv_layer/sim/w4/large", "run_name": "baseline/conv_layer/sim/w4/large",
+         "run_type": "iteration", "real_time": 0.1, "time_unit": "s", "target_ratio": 1.05}
+      ]})");
+    results r;
+    add_benchmark_json(r, doc);
+    const auto& w = r.workloads.at("conv_layer/sim/w4/large");
+    EXPECT_DOUBLE_EQ(*target_of("conv_layer/sim/w4/large", w), 1.05);
+    EXPECT_DOUBLE_EQ(*target_ratio("conv_layer/sim/w4/large"), 2.0);  // what the name alone would give
+    const auto j = to_json(r);
+    EXPECT_DOUBLE_EQ(j["benchmarks"]["conv_layer/sim/w4/large"]["target"].get<double>(), 1.05);
+    const results back = from_json(j);
+    EXPECT_DOUBLE_EQ(*target_of("conv_layer/sim/w4/large", back.workloads.at("conv_layer/sim/w4/large")), 1.05);
+    std::ostringstream md;
+    write_markdown(md, back, "bench.svg");
+    EXPECT_NE(md.str().find("| sim/w4/large | feature over serial | 125 ms | 100 ms | 1.25 | MISSED (<= 1.05) |"),
+              std::string::npos)
+        << md.str();
 }
 
 TEST(results, a_run_with_a_median_is_timed_by_it) {

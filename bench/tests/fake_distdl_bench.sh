@@ -4,23 +4,33 @@
 # honouring --benchmark_filter, and logs each call ("<transport> w<workers> <filter>") to
 # $FAKE_BENCH_STATE/calls. Baselines take 10 ms; ours, per run of its workload (the last value
 # repeats): steady 10 ms (ratio 1.0), flaky 16 then 10 ms (1.6, then 1.0), slow 16 ms (1.6).
+# Called as conv_bench (a layer benchmark: --report-out, no filter), it logs "layer conv" and
+# writes conv_layer/sim/w4/steady (1.0) and conv_layer/sim/w4/lagging (1.6).
 set -euo pipefail
 transport=sim workers=4 out="" filter=".*"
 while (($#)); do
   case "$1" in
     --transport) transport=$2; shift ;;
     --workers) workers=$2; shift ;;
-    --out) out=$2; shift ;;
+    --out | --report-out) out=$2; shift ;;
     --benchmark_filter=*) filter=${1#--benchmark_filter=} ;;
   esac
   shift
 done
-[[ $transport == mpi ]] && workers=${FAKE_WORLD_SIZE:?fake_distdl_bench: run mpi under fake_mpiexec}
-echo "$transport w$workers $filter" >>"$FAKE_BENCH_STATE/calls"
+me=$(basename "$0")
+if [[ $me == distdl-bench ]]; then
+  [[ $transport == mpi ]] && workers=${FAKE_WORLD_SIZE:?fake_distdl_bench: run mpi under fake_mpiexec}
+  key="$transport w$workers"
+  echo "$key $filter" >>"$FAKE_BENCH_STATE/calls"
+else
+  key="layer ${me%_bench}"
+  echo "$key" >>"$FAKE_BENCH_STATE/calls"
+fi
 
-case "$transport w$workers" in
+case "$key" in
   "sim w4") table=("slow/sim/w4/large 16") ;;
   "mpi w4") table=("flaky/mpi/w4/large 16 10" "steady/mpi/w4/large 10") ;;
+  "layer conv") table=("conv_layer/sim/w4/steady 10" "conv_layer/sim/w4/lagging 16") ;;
   *) table=() ;;
 esac
 runs=()
