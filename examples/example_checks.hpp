@@ -1,0 +1,102 @@
+#pragma once
+// What the model examples (conv_model, linear_model) share: test data, the block of a global
+// tensor that a worker holds, how they compare a result with the serial model's, and their main:
+// the same model code on 4 simulated workers or on 4 Open MPI ranks.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/communicator.hpp"
+#include "core/decomposition.hpp"
+#include "core/tensor.hpp"
+#include "mpi_backend/environment.hpp"
+#include "simulator/run.hpp"
+
+namespace examples {
+
+// Relative difference allowed between a distributed result and the serial one (float64).
+constexpr double tolerance = 1e-12;
+
+// Deterministic values without ties (max pooling's choice is then unambiguous).
+inline distdl::tensor<double> filled(const distdl::shape_t& shape, double salt) {
+    distdl::tensor<double> t(shape);
+    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = std::sin(salt + 0.37 * static_cast<double>(i));
+    return t;
+}
+
+// The block of a global tensor that the worker at `at` of a partition of shape `grid` holds
+// (the balanced split).
+inline distdl::tensor<double> block_of(const distdl::tensor<double>& global, const distdl::shape_t& grid,
+                                       const distdl::shape_t& at) {
+    const auto box = distdl::balanced_box(distdl::shape_of(global), grid, at);
+    xt::xstrided_slice_vector slices;
+    for (std::size_t d = 0; d < box.rank(); ++d) slices.push_back(xt::range(box.start[d], box.stop[d]));
+    return xt::strided_view(global, slices);
+}
+
+// max |a - b| / max |b| (0 for two empty tensors; infinite for other shapes).
+inline double relative_difference(const distdl::tensor<double>& a, const distdl::tensor<double>& b) {
+    if (a.shape() != b.shape()) return INFINITY;
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, std::abs(a.data()[i] - b.data()[i]));
+        scale = std::max(scale, std::abs(b.data()[i]));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+// Prints one check of worker `rank` and returns whether it failed.
+inline bool check_failed(int rank, const char* what, const distdl::tensor<double>& got,
+                         const distdl::tensor<double>& want) {
+    const double d = relative_difference(got, want);
+    std::printf("worker %d: %-12s relative difference %.1e\n", rank, what, d);
+    return !(d <= tolerance);
+}
+
+// A model example's main: parses [--transport sim|mpi] (usage: `about`, what the example runs
+// and checks), runs `worker` (the model on one worker; it returns the failed checks of all the
+// workers, the same on every worker) on 4 simulated workers or, under mpiexec -n 4, on the
+// Open MPI ranks, and prints PASS or FAIL. Exit status 0 when every check passed, 1 when one
+// failed or a worker threw, 2 on a usage error or another number of ranks.
+inline int run_model_example(int argc, char** argv, const char* about,
+                             const std::function<int(const std::shared_ptr<distdl::communicator>&)>& worker) {
+    const std::string args = argc == 1 ? "" : argc == 3 ? std::string(argv[1]) + " " + argv[2] : argv[1];
+    if (args != "" && args != "--transport sim" && args != "--transport mpi") {
+        std::printf("usage: %s [--transport sim|mpi]\n%s\nsim (default): 4 simulated workers; mpi: run as "
+                    "mpiexec -n 4 %s --transport mpi.\n",
+                    argv[0], about, argv[0]);
+        return args == "--help" ? 0 : 2;
+    }
+    int failures = 0;
+    try {
+        if (args == "--transport mpi") {
+            distdl::mpi::environment env(argc, argv);
+            const auto world = distdl::mpi::world_communicator();
+            if (world->size() != 4) {
+                if (world->rank() == 0) std::printf("FAIL run me on 4 ranks (mpiexec -n 4), not %d\n", world->size());
+                return 2;
+            }
+            failures = worker(world);
+            if (world->rank() != 0) return failures == 0 ? 0 : 1;  // rank 0 gives the verdict
+        } else {
+            std::atomic<int> total{0};
+            distdl::sim::run(4, [&](const std::shared_ptr<distdl::communicator>& world) {
+                const int f = worker(world);
+                if (world->rank() == 0) total = f;
+            });
+            failures = total;
+        }
+    } catch (const std::exception& e) {
+        std::printf("FAIL %s\n", e.what());
+        return 1;
+    }
+    std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");
+    return failures == 0 ? 0 : 1;
+}
+
+}  // namespace examples
