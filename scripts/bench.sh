@@ -19,7 +19,8 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--layers "conv p
                    worker counts)
   --layers LIST    layer benchmarks to run, of conv, pool and linear (default all three; ""
                    none): bench/layers/<name>_bench, 4 simulated workers against the serial
-                   kernels, reported as the groups <name>_layer with their goals as targets
+                   kernels, reported as the groups <name>_layer with their goals as targets;
+                   --compare leaves the others out of the comparison (not MISSING)
   --compare OLD    after the run, compare each benchmark's ratio to baseline with OLD (a
                    bench.json); a benchmark whose ratio grew by more than the tolerance is
                    re-run (ours and baseline, same transport and worker count) up to N more
@@ -121,6 +122,13 @@ report="$bin/report/distdl-bench-report"
 
 [[ -n "$compare" ]] || exit 0
 compared=(--compare "$work/old.json" "$out/bench.json" --tolerance "$tolerance" --min-baseline "$min_baseline")
+# The layer benchmarks left out on purpose (--layers) are not missing.
+left_out=()
+for l in conv pool linear; do [[ " $layers " == *" $l "* ]] || left_out+=("$l"); done
+if ((${#left_out[@]})); then
+  compared+=(--exclude "^($(IFS='|'; echo "${left_out[*]}"))_layer/")
+  echo "bench.sh: not compared (left out by --layers): ${left_out[*]/%/_layer}"
+fi
 echo "bench.sh: comparing with $compare (tolerance $tolerance, up to $retries re-runs of a worse benchmark)"
 # Each attempt re-runs ours and baseline of the workloads still worse (one run per transport and
 # worker count); its summary joins the comparison as a --retry.

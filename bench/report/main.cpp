@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 #include <iostream>
+#include <optional>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,7 +22,7 @@ using namespace distdl::bench::report;
 const char* usage =
     "usage: distdl-bench-report [--out-dir DIR] [--commit HASH] [--date TEXT] RUN.json...\n"
     "       distdl-bench-report --compare OLD.json NEW.json [--retry RETRY.json]... [--tolerance T]\n"
-    "                           [--min-baseline S] [--list-worse]\n"
+    "                           [--min-baseline S] [--exclude REGEX] [--list-worse]\n"
     "\n"
     "First form: reads Google Benchmark JSON files written by distdl-bench (--out) and writes\n"
     "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports).\n"
@@ -38,6 +40,9 @@ const char* usage =
     "its ratio measures the clock. Prints a table (the attempts of each flagged workload with\n"
     "their ratios) and the names of the regressions; exit status 0 when nothing is WORSE or\n"
     "MISSING, 1 otherwise, 2 on bad input.\n"
+    "--exclude REGEX leaves the workloads whose names it matches (ECMAScript, anywhere in the\n"
+    "name) out of every run compared: for workloads not run on purpose (scripts/bench.sh passes\n"
+    "the layer benchmarks that --layers left out), which would otherwise be MISSING.\n"
     "--list-worse prints only the WORSE workloads, one per line (what to re-run), exit status 0.\n";
 
 nlohmann::json read_json(const std::string& path) {
@@ -92,6 +97,7 @@ int run(const std::vector<std::string>& args) {
     double min_baseline = default_min_baseline_seconds;
     bool comparing = false, list_worse = false;
     std::vector<std::string> inputs, retries;
+    std::optional<std::regex> exclude;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&]() -> std::string {
@@ -119,6 +125,13 @@ int run(const std::vector<std::string>& args) {
             retries.push_back(value());
         } else if (a == "--list-worse") {
             list_worse = true;
+        } else if (a == "--exclude") {
+            const std::string pattern = value();
+            try {
+                exclude.emplace(pattern);
+            } catch (const std::regex_error& e) {
+                throw std::invalid_argument("--exclude '" + pattern + "' is not a regular expression: " + e.what());
+            }
         } else if (a.rfind("--", 0) == 0) {
             throw std::invalid_argument("unknown option '" + a + "'");
         } else {
@@ -127,10 +140,15 @@ int run(const std::vector<std::string>& args) {
     }
     if (comparing) {
         if (!inputs.empty()) throw std::invalid_argument("--compare takes exactly OLD.json NEW.json");
-        const results old_run = from_json(read_json(compare_old));
-        const results new_run = from_json(read_json(compare_new));
+        // A summary without the excluded workloads.
+        const auto load = [&](const std::string& path) {
+            results r = from_json(read_json(path));
+            if (exclude) std::erase_if(r.workloads, [&](const auto& w) { return std::regex_search(w.first, *exclude); });
+            return r;
+        };
+        const results old_run = load(compare_old), new_run = load(compare_new);
         std::vector<results> retry_runs;
-        for (const auto& path : retries) retry_runs.push_back(from_json(read_json(path)));
+        for (const auto& path : retries) retry_runs.push_back(load(path));
         const comparison c = compare(old_run, new_run, tolerance, min_baseline, retry_runs);
         if (list_worse) {
             for (const auto& name : c.worse_workloads()) std::cout << name << "\n";
@@ -138,7 +156,8 @@ int run(const std::vector<std::string>& args) {
         }
         return print_comparison(std::cout, c, tolerance);
     }
-    if (!retries.empty() || list_worse) throw std::invalid_argument("--retry and --list-worse need --compare");
+    if (!retries.empty() || list_worse || exclude)
+        throw std::invalid_argument("--retry, --exclude and --list-worse need --compare");
     if (inputs.empty()) throw std::invalid_argument("no benchmark JSON files given");
     results r;
     r.cpu = cpu_model();

@@ -3,7 +3,8 @@
 # the real distdl-bench-report, given as $1): a workload worse in the first run only passes as
 # noise after one re-run, one worse in every attempt fails and is named, only the worse
 # workloads are re-run (under mpiexec -n <workers> for Open MPI ones), a layer benchmark's
-# regression re-runs that benchmark whole, and --retries 0 fails on the first run.
+# regression re-runs that benchmark whole, layer benchmarks left out by --layers are not
+# compared, and --retries 0 fails on the first run.
 set -euo pipefail
 report=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -70,6 +71,11 @@ expect "| conv_layer/sim/w4/steady | 1.000 | 1.000 | +0.0% | 1 | ok |"
 expect "FAIL: 1 regression (conv_layer/sim/w4/lagging), 0 missing"
 [[ $(grep -c "^layer conv$" "$t/layer/calls") -eq 3 ]] ||
   fail "layer: expected 3 runs of conv_bench, got"$'\n'"$(cat "$t/layer/calls")"
+# Layer benchmarks left out by --layers are not compared, so not MISSING.
+run left_out conv_layer/sim/w4/steady flaky/mpi/w4/large -- --layers ""
+[[ $status -eq 0 ]] || fail "left_out: exit status $status, expected 0"$'\n'"$output"
+expect "bench.sh: not compared (left out by --layers): conv_layer pool_layer linear_layer"
+grep -qF "conv_layer/sim/w4/steady" <<<"$output" && fail "left_out: conv_layer/sim/w4/steady compared:"$'\n'"$output"
 run bad_layer steady/mpi/w4/large -- --layers "conv fft"
 [[ $status -eq 2 ]] || fail "bad_layer: exit status $status, expected 2"$'\n'"$output"
 expect "bench.sh: --layers takes conv, pool and linear, got 'fft'"
