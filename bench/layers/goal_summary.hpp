@@ -216,8 +216,8 @@ inline void print_help() {
         "  --quick            2 repetitions of at least 0.05 s (direction only)\n"
         "  --report-out FILE  also write each layer, its baseline and its kernels alone (fastest\n"
         "                     repetitions) as Google Benchmark JSON for distdl-bench-report, under\n"
-        "                     the workload names <group>_layer/sim/w<workers>/<layer>, with the goals\n"
-        "                     as targets (scripts/bench.sh runs it so)\n\n",
+        "                     workload names such as conv_layer/sim/w4/feature, with the goals as\n"
+        "                     targets (scripts/bench.sh runs it so)\n\n",
         about_layer_benchmark);
     benchmark::PrintDefaultHelp();
 }
