@@ -60,6 +60,28 @@ class chain_draw {
         shape_ = concat({shape_[0], out_channels}, g.length);
     }
 
+    // A Linear stage: x [batch, features] on P_x = 1 x p_in (half the time the partition the stage
+    // before left its output on, else a new one after a Repartition to it, which never splits one
+    // feature), W on P_w = p_out x p_in and y on P_y = 1 x p_out, each on its own random workers.
+    void add_linear() {
+        std::string P_x = out_;
+        if (out_.empty() || !d_.one_in(2)) {
+            const std::size_t most = out_.empty() || shape_[1] > 1 ? std::min<std::size_t>(3, world_) : 1;
+            P_x = add_partition({1, d_.between(1, most)});
+            if (!out_.empty())
+                stages_.push_back({{"layer", "Repartition"}, {"partitions", {{"P_x", out_}, {"P_y", P_x}}}});
+        }
+        const std::size_t p_in = shapes_[P_x][1];
+        const std::size_t p_out = d_.between(1, std::clamp<std::size_t>(world_ / p_in, 1, 3));
+        const std::size_t out_features = d_.between(1, 9);
+        const std::string P_y = add_partition({1, p_out}), P_w = add_partition({p_out, p_in});
+        const json options = {{"in_features", shape_[1]}, {"out_features", out_features}, {"bias", !d_.one_in(4)}};
+        stages_.push_back(
+            {{"layer", "Linear"}, {"partitions", {{"P_x", P_x}, {"P_y", P_y}, {"P_w", P_w}}}, {"options", options}});
+        out_ = P_y;
+        shape_ = {shape_[0], out_features};
+    }
+
     // One convolution or pooling refuses the input shape the chain gives it, at construction: a
     // convolution given one input channel more, or a kernel longer than the padded input in one
     // dimension. Returns the refusal's text.
@@ -161,14 +183,19 @@ class chain_draw {
 
 std::optional<std::string> add_sequential(json& c, draws& d, draws& spoiler, std::size_t max_world, std::size_t batch,
                                           std::size_t dims) {
+    const bool linear = spoiler.one_in(4);
     const std::size_t world = d.between(std::max<std::size_t>(1, max_world / 2), std::max<std::size_t>(1, max_world));
-    sizes shape{batch, d.between(1, 4)};
-    for (std::size_t e = 0; e < dims; ++e) shape.push_back(d.between(1, dims == 3 ? 6 : 12));
+    sizes shape{batch, d.between(1, linear ? 9 : 4)};
+    if (!linear)
+        for (std::size_t e = 0; e < dims; ++e) shape.push_back(d.between(1, dims == 3 ? 6 : 12));
     chain_draw chain(d, world, shape);
     const std::size_t stages = d.between(2, 4);
-    for (std::size_t i = 0; i < stages; ++i) chain.add(static_cast<stage_kind>(d.between(0, 5)));
+    for (std::size_t i = 0; i < stages; ++i) {
+        if (linear) chain.add_linear();
+        else chain.add(static_cast<stage_kind>(d.between(0, 5)));
+    }
     std::optional<std::string> refusal;
-    if (spoiler.one_in(6)) refusal = chain.spoil(spoiler);
+    if (!linear && spoiler.one_in(6)) refusal = chain.spoil(spoiler);
     c["layer"] = "Sequential";
     c["world_size"] = world;
     c["partitions"] = chain.partitions();

@@ -102,17 +102,18 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     EXPECT_TRUE(default_stride);
 }
 
-// Chains: every stage family in 1-3 dimensions, stages that take the partition the stage before
-// left its output on and stages after a Repartition; some spoilt, with a stage given other
-// channels or a kernel that does not fit. (That each kernel of the others fits what the chain
-// gives it, and that the spoilt ones are refused as expected, shows when they run: the
+// Chains: every stage family in 1-3 dimensions and Linear, stages that take the partition the
+// stage before left its output on and stages after a Repartition; some spoilt, with a stage
+// given other channels or a kernel that does not fit. (That each kernel of the others fits what
+// the chain gives it, and that the spoilt ones are refused as expected, shows when they run: the
 // verify_random tests.)
 TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_repartitions) {
     std::set<std::string> stage_layers;
-    std::size_t chains = 0, direct = 0, repartitions = 0, other_channels = 0, kernel_misfits = 0;
-    for (const auto& doc : random_case_documents(2000, 4, 12)) {
+    std::size_t chains = 0, linear_chains = 0, direct = 0, repartitions = 0, other_channels = 0, kernel_misfits = 0;
+    for (const auto& doc : random_case_documents(4000, 4, 12)) {
         if (doc["layer"] != "Sequential") continue;
         ++chains;
+        linear_chains += doc["stages"][0]["layer"] == "Linear";
         EXPECT_NO_THROW(parse_case(doc, "generated", builtin_registry())) << doc["name"];
         if (doc["expect"] != "pass") {
             const std::string text = doc["expect"]["error"];
@@ -128,13 +129,16 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
             last_output = parts.contains("P_y") ? parts["P_y"] : parts["P_x"];
         }
     }
-    EXPECT_GT(chains, 100u);  // about one case in 13
-    EXPECT_LT(chains, 220u);
-    EXPECT_EQ(stage_layers.size(), 19u);  // six families in 1-d, 2-d and 3-d, and Repartition
-    EXPECT_GT(direct, 50u);
-    EXPECT_GT(repartitions, 50u);
-    EXPECT_GT(other_channels, 3u);  // one chain in 6 spoilt, half of those at a convolution's channels
-    EXPECT_GT(kernel_misfits, 6u);
+    EXPECT_GT(chains, 230u);  // about one case in 13
+    EXPECT_LT(chains, 390u);
+    EXPECT_GT(linear_chains, 40u);  // one chain in 4
+    EXPECT_LT(linear_chains, chains / 2);
+    EXPECT_EQ(stage_layers.size(), 20u);  // six families in 1-d, 2-d and 3-d, Linear and Repartition
+    EXPECT_GT(direct, 100u);
+    EXPECT_GT(repartitions, 100u);
+    // One chain of convolutions and poolings in 6 spoilt, half of those at a convolution's channels.
+    EXPECT_GT(other_channels, 5u);
+    EXPECT_GT(kernel_misfits, 10u);
 }
 
 }  // namespace
