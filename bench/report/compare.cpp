@@ -53,9 +53,14 @@ std::string transport_of(const std::string& workload) {
     return "";
 }
 
+// A layer benchmark's workload ("conv_layer/..."): its baseline is serial compute kernels in
+// one thread, which do not speed up or slow down with the primitives' copies and messages.
+bool is_layer_workload(const std::string& workload) { return segments(workload).front().ends_with("_layer"); }
+
 // "sim w16": the transport and the worker count ("w16", a segment of the name) of a workload;
-// the transport alone when the name has no worker count.
+// the transport alone when the name has no worker count; "layers" for the layer benchmarks.
 std::string machine_group(const std::string& workload) {
+    if (is_layer_workload(workload)) return "layers";
     for (const auto& part : segments(workload))
         if (part.size() > 1 && part[0] == 'w' && part.find_first_not_of("0123456789", 1) == std::string::npos)
             return transport_of(workload) + " " + part;
@@ -92,7 +97,8 @@ machine_factor_table machine_factors(const results& old_run, const results& new_
         const double before = baseline_seconds(old_w), after = baseline_seconds(found->second);
         if (before < floor || after < floor || before <= 0 || after <= 0) continue;
         table.changes[machine_group(name)].push_back(after / before);
-        if (machine_group(name) != transport_of(name)) table.changes[transport_of(name)].push_back(after / before);
+        if (!is_layer_workload(name) && machine_group(name) != transport_of(name))
+            table.changes[transport_of(name)].push_back(after / before);
     }
     return table;
 }

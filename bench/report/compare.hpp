@@ -10,7 +10,8 @@
 // slows a run down, so the best ratio of all attempts counts: the workload is a regression only
 // when every attempt is worse. An attempt is worse when its ratio is, and ours' own time is too:
 // more than the tolerance above the old one times the machine's speed change (the median, over
-// the workloads of the same transport, of new baseline time / old baseline time). A ratio that
+// the workloads of the same transport and worker count, or of the layer benchmarks, of new
+// baseline time / old baseline time). A ratio that
 // grew only because this workload's baseline ran faster than before (the simulator's memcpy
 // varies 2-3x between runs on a busy 2-core machine) is no regression of ours.
 #include <optional>
@@ -36,7 +37,7 @@ struct comparison_row {
     double old_ours = 0, old_baseline = 0;
     std::vector<double> attempt_ours, attempt_baselines;
     double machine_factor = 1;
-    std::string machine_group;  // whose baselines gave machine_factor ("sim w16", "mpi")
+    std::string machine_group;  // whose baselines gave machine_factor ("sim w16", "mpi", "layers")
 
     int attempts() const { return 1 + static_cast<int>(retry_ratios.size()); }
     // The ratio of each attempt: the first run's, then the re-runs'.

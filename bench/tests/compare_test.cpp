@@ -195,6 +195,23 @@ TEST(compare, the_machine_speed_is_taken_from_the_same_transport_and_worker_coun
     EXPECT_EQ(row_of(c, "g/mpi/w4/large").verdict, "WORSE");
 }
 
+TEST(compare, the_layer_benchmarks_take_the_machine_speed_from_their_own_baselines) {
+    // The simulator's copies take 2x as long, the layers' serial kernels the same: a layer whose
+    // own time grew 40% is WORSE, judged by the layers' baselines, not by the copies'.
+    const results old_run = summary({{"a/sim/w4/large", 1.0, 1.0}, {"b/sim/w4/large", 1.0, 1.0},
+                                     {"c/sim/w4/large", 1.0, 1.0}, {"conv_layer/sim/w4/feature", 1.2, 1.0},
+                                     {"conv_layer/sim/w4/channel", 1.3, 1.0}, {"pool_layer/sim/w4/max", 1.2, 1.0}});
+    const results new_run = summary({{"a/sim/w4/large", 2.0, 2.0}, {"b/sim/w4/large", 2.0, 2.0},
+                                     {"c/sim/w4/large", 2.0, 2.0}, {"conv_layer/sim/w4/feature", 1.68, 1.0},
+                                     {"conv_layer/sim/w4/channel", 1.3, 1.0}, {"pool_layer/sim/w4/max", 1.2, 1.0}});
+    const comparison c = compare(old_run, new_run);
+    EXPECT_EQ(row_of(c, "conv_layer/sim/w4/feature").machine_group, "layers");
+    EXPECT_DOUBLE_EQ(row_of(c, "conv_layer/sim/w4/feature").machine_factor, 1.0);
+    EXPECT_EQ(row_of(c, "conv_layer/sim/w4/feature").verdict, "WORSE");
+    EXPECT_EQ(row_of(c, "a/sim/w4/large").verdict, "ok");
+    EXPECT_EQ(row_of(c, "conv_layer/sim/w4/channel").verdict, "ok");
+}
+
 TEST(compare, re_runs_of_unflagged_rows_change_nothing) {
     // A better row stays better even if a re-run (of something else) holds a worse ratio for it.
     const results old_run = summary({{"broadcast/mpi/w4/large", 2.0, 1.0}});
