@@ -55,7 +55,10 @@ std::string transport_of(const std::string& workload) {
 
 // A layer benchmark's workload ("conv_layer/..."): its baseline is serial compute kernels in
 // one thread, which do not speed up or slow down with the primitives' copies and messages.
-bool is_layer_workload(const std::string& workload) { return segments(workload).front().ends_with("_layer"); }
+bool is_layer_workload(const std::string& workload) {
+    const auto s = segments(workload);
+    return !s.empty() && s.front().ends_with("_layer");
+}
 
 // "sim w16": the transport and the worker count ("w16", a segment of the name) of a workload;
 // the transport alone when the name has no worker count; "layers" for the layer benchmarks.
