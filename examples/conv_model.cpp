@@ -11,8 +11,6 @@
 // serial loop nests (distdl::ref) on the whole tensor. Checks that every worker's piece of y
 // and of dx, and the weight and bias gradients on the worker that owns them, equal the serial
 // ones (relative difference <= 1e-12). Prints each difference; exits 1 if any check fails.
-#include <array>
-#include <cstdio>
 #include <memory>
 
 #include "core/partition.hpp"
@@ -64,24 +62,13 @@ int run_worker(const std::shared_ptr<distdl::communicator>& world, const distdl:
     const shape_t at = P_x.index();
     const tensor<double> y = model.forward(block_of(x, grid, at));
     const tensor<double> dx = model.adjoint(block_of(dy, grid, at));
-    std::array<int, 2> mine{0, 0};  // failed checks, parameter gradients checked
-    auto check = [&](const char* what, const tensor<double>& got, const tensor<double>& want) {
-        mine[0] += examples::check_failed(world->rank(), what, got, want);
-    };
-    check("y", y, block_of(expected.y, grid, at));
-    check("dx", dx, block_of(expected.dx, grid, at));
-    for (auto* p : model.parameters()) {  // the owner of the weight and bias (worker 0)
-        check(p->name == "weight" ? "d weight" : "d bias", p->grad, p->name == "weight" ? expected.dw : expected.db);
-        ++mine[1];
-    }
-    int failures = 0, gradients = 0;
-    for (const auto& r : W.allgather_data(mine)) failures += r[0], gradients += r[1];
-    if (gradients != 2) {
-        if (world->rank() == 0)
-            std::printf("%d parameter gradients found on the workers, expected 2 (weight and bias)\n", gradients);
-        ++failures;
-    }
-    return failures;
+    examples::worker_checks checks(W);
+    checks.check("y", y, block_of(expected.y, grid, at));
+    checks.check("dx", dx, block_of(expected.dx, grid, at));
+    for (auto* p : model.parameters())  // the owner of the weight and bias (worker 0)
+        checks.check_gradient(p->name == "weight" ? "d weight" : "d bias", p->grad,
+                              p->name == "weight" ? expected.dw : expected.db);
+    return checks.total(2, "weight and bias");
 }
 
 }  // namespace

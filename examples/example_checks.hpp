@@ -3,6 +3,7 @@
 // tensor that a worker holds, how they compare a result with the serial model's, and their main:
 // the same model code on 4 simulated workers or on 4 Open MPI ranks.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "core/communicator.hpp"
 #include "core/decomposition.hpp"
+#include "core/partition.hpp"
 #include "core/tensor.hpp"
 #include "mpi_backend/environment.hpp"
 #include "simulator/run.hpp"
@@ -50,13 +52,39 @@ inline double relative_difference(const distdl::tensor<double>& a, const distdl:
     return scale > 0 ? diff / scale : diff;
 }
 
-// Prints one check of worker `rank` and returns whether it failed.
-inline bool check_failed(int rank, const char* what, const distdl::tensor<double>& got,
-                         const distdl::tensor<double>& want) {
-    const double d = relative_difference(got, want);
-    std::printf("worker %d: %-12s relative difference %.1e\n", rank, what, d);
-    return !(d <= tolerance);
-}
+// One worker's checks against the serial model, each printed; total() gathers them over the
+// world.
+class worker_checks {
+  public:
+    explicit worker_checks(const distdl::partition& world) : world_(world) {}
+
+    void check(const std::string& what, const distdl::tensor<double>& got, const distdl::tensor<double>& want) {
+        const double d = relative_difference(got, want);
+        std::printf("worker %d: %-12s relative difference %.1e\n", world_.rank(), what.c_str(), d);
+        failed_ += !(d <= tolerance);
+    }
+    // A parameter gradient's check, also counted: total() wants every one of the model's.
+    void check_gradient(const std::string& what, const distdl::tensor<double>& got,
+                        const distdl::tensor<double>& want) {
+        check(what, got, want);
+        ++gradients_;
+    }
+    // The failed checks of all the workers (the same on every worker), one more when the
+    // gradients checked are not the `gradients` of the model (`which`: what they are).
+    int total(int gradients, const char* which) const {
+        int failures = 0, found = 0;
+        for (const auto& r : world_.allgather_data(std::array<int, 2>{failed_, gradients_}))
+            failures += r[0], found += r[1];
+        if (found == gradients) return failures;
+        if (world_.rank() == 0)
+            std::printf("%d parameter gradients found on the workers, expected %d (%s)\n", found, gradients, which);
+        return failures + 1;
+    }
+
+  private:
+    const distdl::partition& world_;
+    int failed_ = 0, gradients_ = 0;
+};
 
 // A model example's main: parses [--transport sim|mpi] (usage: `about`, what the example runs
 // and checks), runs `worker` (the model on one worker; it returns the failed checks of all the

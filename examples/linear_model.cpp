@@ -14,8 +14,6 @@
 // counts only). Checks every worker's piece of y and dx, and the block of each weight and bias
 // gradient each worker owns (weights: every P_W worker; biases: column 0 of P_W), against the
 // serial ones (relative difference <= 1e-12). Prints each difference; exits 1 if any check fails.
-#include <array>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,33 +74,22 @@ int run_worker(const std::shared_ptr<distdl::communicator>& world, const tensor<
     const tensor<double> none(shape_t{0});
     const tensor<double> y = model.forward(P_x1.active() ? block_of(x, {1, 2}, P_x1.index()) : none);
     const tensor<double> dx = model.adjoint(P_y2.active() ? block_of(dy, {1, 2}, P_y2.index()) : none);
-    std::array<int, 2> mine{0, 0};  // failed checks, parameter gradients checked
-    auto check = [&](const char* what, const tensor<double>& got, const tensor<double>& want) {
-        mine[0] += examples::check_failed(world->rank(), what, got, want);
-    };
-    if (P_y2.active()) check("y", y, block_of(expected.y, {1, 2}, P_y2.index()));
-    if (P_x1.active()) check("dx", dx, block_of(expected.dx, {1, 2}, P_x1.index()));
+    examples::worker_checks checks(W);
+    if (P_y2.active()) checks.check("y", y, block_of(expected.y, {1, 2}, P_y2.index()));
+    if (P_x1.active()) checks.check("dx", dx, block_of(expected.dx, {1, 2}, P_x1.index()));
     // P_W worker (r, c) owns rows r and columns c of the weight's 2x2 balanced blocks; column 0
     // also owns rows r of the bias.
     const auto check_gradients = [&](distdl::distributed_linear<double>& layer, const distdl::cartesian_partition& P_W,
                                      const tensor<double>& dw, const tensor<double>& db, const std::string& which) {
         for (auto* p : layer.parameters()) {
-            const bool weight = p->name == "weight";
             const shape_t at = P_W.index();
-            const std::string what = "d" + p->name + " " + which;
-            check(what.c_str(), p->grad, weight ? block_of(dw, {2, 2}, at) : block_of(db, {2}, {at[0]}));
-            ++mine[1];
+            checks.check_gradient("d" + p->name + " " + which, p->grad,
+                                  p->name == "weight" ? block_of(dw, {2, 2}, at) : block_of(db, {2}, {at[0]}));
         }
     };
     check_gradients(first, P_W1, expected.dw1, expected.db1, "1");
     check_gradients(second, P_W2, expected.dw2, expected.db2, "2");
-    int failures = 0, gradients = 0;
-    for (const auto& r : W.allgather_data(mine)) failures += r[0], gradients += r[1];
-    if (gradients != 12) {  // per layer: 4 weight blocks, 2 bias blocks
-        if (world->rank() == 0) std::printf("%d parameter gradients found on the workers, expected 12\n", gradients);
-        ++failures;
-    }
-    return failures;
+    return checks.total(12, "per layer: 4 weight blocks, 2 bias blocks");
 }
 
 }  // namespace
