@@ -67,9 +67,7 @@ class chain_draw {
         std::string P_x = out_;
         if (out_.empty() || !d_.one_in(2)) {
             const std::size_t most = out_.empty() || shape_[1] > 1 ? std::min<std::size_t>(3, world_) : 1;
-            P_x = add_partition({1, d_.between(1, most)});
-            if (!out_.empty())
-                stages_.push_back({{"layer", "Repartition"}, {"partitions", {{"P_x", out_}, {"P_y", P_x}}}});
+            P_x = repartitioned_to({1, d_.between(1, most)});
         }
         const std::size_t p_in = shapes_[P_x][1];
         const std::size_t p_out = d_.between(1, std::clamp<std::size_t>(world_ / p_in, 1, 3));
@@ -158,7 +156,13 @@ class chain_draw {
             const bool whole_space = std::all_of(last.begin() + 2, last.end(), [](std::size_t e) { return e == 1; });
             if ((feature && last[1] == 1) || (channel && whole_space) || (!feature && !channel)) return out_;
         }
-        const std::string name = add_partition(concat({1, channels}, split));
+        return repartitioned_to(concat({1, channels}, split));
+    }
+
+    // A new partition of `shape` for the next stage's input, after a Repartition to it from the
+    // partition the stage before left its output on (none before the first stage).
+    std::string repartitioned_to(const sizes& shape) {
+        const std::string name = add_partition(shape);
         if (!out_.empty())
             stages_.push_back({{"layer", "Repartition"}, {"partitions", {{"P_x", out_}, {"P_y", name}}}});
         return name;
