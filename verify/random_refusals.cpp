@@ -25,6 +25,12 @@ bool no_idle_worker(const json& c) {
     return members.size() == c["world_size"].get<std::size_t>();
 }
 
+// How a convolution says what shape it expected: "expected [batch, 3, 2 spatial extents]".
+std::string expected_channels(std::size_t in_channels, std::size_t dims) {
+    return "expected [batch, " + std::to_string(in_channels) + ", " + std::to_string(dims) + " spatial extent" +
+           (dims == 1 ? "]" : "s]");
+}
+
 // A kernel longer than the padded input in one spatial dimension (the others keep theirs).
 std::string spoil_kernel_fit(json& c, draws& d) {
     const std::string layer = c["layer"];
@@ -71,14 +77,13 @@ std::string spoil_channels(json& c) {
     const std::size_t dims = x.size() - 2, in = x[1] + 1;
     c["options"]["in_channels"] = in;
     if (!c.contains("input_shape")) return channels_refusal(x, in);
-    const std::string extents = std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
     const std::size_t block = x[1] % grid[1];
     sizes piece{x[0], balanced_part(x[1], grid[1], block)};
     for (std::size_t e = 0; e < dims; ++e) piece.push_back(balanced_part(x[2 + e], grid[2 + e], 0));
     const std::size_t w = block * volume(grid) / grid[1];
     return "x on P_x worker " + std::to_string(w) + " (world rank " +
            std::to_string(c["partitions"]["P_x"]["workers"][w].get<int>()) + ") has shape " + format_list(piece) +
-           ", expected [batch, " + std::to_string(balanced_part(in, grid[1], block)) + ", " + extents;
+           ", " + expected_channels(balanced_part(in, grid[1], block), dims);
 }
 
 std::optional<std::string> spoil_convolution(json& c, draws& d) {
@@ -137,9 +142,7 @@ std::string kernel_fit_refusal(const std::string& layer, std::size_t e, std::siz
 }
 
 std::string channels_refusal(const random_draws::sizes& x_shape, std::size_t in_channels) {
-    const std::size_t dims = x_shape.size() - 2;
-    return "input_shape " + format_list(x_shape) + ", expected [batch, " + std::to_string(in_channels) + ", " +
-           std::to_string(dims) + " spatial extent" + (dims == 1 ? "]" : "s]");
+    return "input_shape " + format_list(x_shape) + ", " + expected_channels(in_channels, x_shape.size() - 2);
 }
 
 // The refusal text `c`, spoilt, must give; none for layers without a spoiling here.
