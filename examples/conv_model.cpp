@@ -66,8 +66,8 @@ int run_worker(const std::shared_ptr<distdl::communicator>& world, const distdl:
     checks.check("y", y, block_of(expected.y, grid, at));
     checks.check("dx", dx, block_of(expected.dx, grid, at));
     for (auto* p : model.parameters())  // the owner of the weight and bias (worker 0)
-        checks.check_gradient(p->name == "weight" ? "d weight" : "d bias", p->grad,
-                              p->name == "weight" ? expected.dw : expected.db);
+        checks.check_parameter(p->name == "weight" ? "d weight" : "d bias", p->grad,
+                               p->name == "weight" ? expected.dw : expected.db);
     return checks.total(2, "weight and bias");
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// What the model examples (conv_model, linear_model) share: test data, the block of a global
+// What the model examples (conv_model, linear_model, train_model) share: test data, the block of a global
 // tensor that a worker holds, how they compare a result with the serial model's, and their main:
 // the same model code on 4 simulated workers or on 4 Open MPI ranks.
 #include <algorithm>
@@ -63,27 +63,33 @@ class worker_checks {
         std::printf("worker %d: %-12s relative difference %.1e\n", world_.rank(), what.c_str(), d);
         failed_ += !(d <= tolerance);
     }
-    // A parameter gradient's check, also counted: total() wants every one of the model's.
-    void check_gradient(const std::string& what, const distdl::tensor<double>& got,
-                        const distdl::tensor<double>& want) {
+    // A check of a parameter (or its gradient), also counted: total() wants every one of the
+    // model's, each on the worker that owns it.
+    void check_parameter(const std::string& what, const distdl::tensor<double>& got,
+                         const distdl::tensor<double>& want) {
         check(what, got, want);
-        ++gradients_;
+        ++parameters_;
+    }
+    // A property that must hold (`what` says which).
+    void require(bool holds, const std::string& what) {
+        std::printf("worker %d: %s: %s\n", world_.rank(), what.c_str(), holds ? "yes" : "NO");
+        failed_ += !holds;
     }
     // The failed checks of all the workers (the same on every worker), one more when the
-    // gradients checked are not the `gradients` of the model (`which`: what they are).
-    int total(int gradients, const char* which) const {
+    // parameters checked are not the `parameters` of the model (`which`: what they are).
+    int total(int parameters, const char* which) const {
         int failures = 0, found = 0;
-        for (const auto& r : world_.allgather_data(std::array<int, 2>{failed_, gradients_}))
+        for (const auto& r : world_.allgather_data(std::array<int, 2>{failed_, parameters_}))
             failures += r[0], found += r[1];
-        if (found == gradients) return failures;
+        if (found == parameters) return failures;
         if (world_.rank() == 0)
-            std::printf("%d parameter gradients found on the workers, expected %d (%s)\n", found, gradients, which);
+            std::printf("%d parameters checked on the workers, expected %d (%s)\n", found, parameters, which);
         return failures + 1;
     }
 
   private:
     const distdl::partition& world_;
-    int failed_ = 0, gradients_ = 0;
+    int failed_ = 0, parameters_ = 0;
 };
 
 // A model example's main: parses [--transport sim|mpi] (usage: `about`, what the example runs

@@ -83,8 +83,8 @@ int run_worker(const std::shared_ptr<distdl::communicator>& world, const tensor<
                                      const tensor<double>& dw, const tensor<double>& db, const std::string& which) {
         for (auto* p : layer.parameters()) {
             const shape_t at = P_W.index();
-            checks.check_gradient("d" + p->name + " " + which, p->grad,
-                                  p->name == "weight" ? block_of(dw, {2, 2}, at) : block_of(db, {2}, {at[0]}));
+            checks.check_parameter("d" + p->name + " " + which, p->grad,
+                                   p->name == "weight" ? block_of(dw, {2, 2}, at) : block_of(db, {2}, {at[0]}));
         }
     };
     check_gradients(first, P_W1, expected.dw1, expected.db1, "1");
