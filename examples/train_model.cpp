@@ -50,7 +50,10 @@ const distdl::ref::pool_geometry pool_geometry{.kernel_size = {2}};
 
 double half_squared_error(const tensor<double>& y, const tensor<double>& target) {
     double sum = 0;
-    for (std::size_t i = 0; i < y.size(); ++i) sum += 0.5 * (y.data()[i] - target.data()[i]) * (y.data()[i] - target.data()[i]);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        const double e = y.data()[i] - target.data()[i];
+        sum += 0.5 * e * e;
+    }
     return sum;
 }
 
@@ -63,9 +66,10 @@ struct serial_training {
 
 serial_training train_serially(const tensor<double>& x, const tensor<double>& target) {
     using namespace distdl::ref;
-    serial_training s{{},
-                      distdl::conv_initial_parameters<double>(distdl::normalize_conv_options("Conv2d", 2, 3, 4, first_options)),
-                      distdl::conv_initial_parameters<double>(distdl::normalize_conv_options("Conv2d", 2, 4, 2, second_options))};
+    const auto initial = [](std::size_t in, std::size_t out, const distdl::conv_options& options) {
+        return distdl::conv_initial_parameters<double>(distdl::normalize_conv_options("Conv2d", 2, in, out, options));
+    };
+    serial_training s{{}, initial(3, 4, first_options), initial(4, 2, second_options)};
     const auto descend = [](distdl::conv_parameters<double>& p, const tensor<double>& in, const tensor<double>& dout) {
         p.weight -= rate * conv_adjoint_weight(in, dout, distdl::shape_of(p.weight), conv_geometry);
         p.bias -= rate * conv_adjoint_bias(dout);
@@ -77,8 +81,8 @@ serial_training train_serially(const tensor<double>& x, const tensor<double>& ta
         if (step == steps) break;
         s.losses[step] = half_squared_error(s.y, target);
         const tensor<double> dy = s.y - target;
-        const tensor<double> da = max_pool_adjoint(a, conv_adjoint_input(dy, s.second.weight, distdl::shape_of(h), conv_geometry),
-                                                   pool_geometry);
+        const tensor<double> dh = conv_adjoint_input(dy, s.second.weight, distdl::shape_of(h), conv_geometry);
+        const tensor<double> da = max_pool_adjoint(a, dh, pool_geometry);
         descend(s.second, h, dy);
         descend(s.first, x, da);
     }
