@@ -2,7 +2,7 @@
 
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
-#include "layers/detail/pool_idle.hpp"
+#include "layers/detail/idle_call.hpp"
 
 namespace distdl {
 
@@ -16,7 +16,7 @@ distributed_avg_pool<T>::~distributed_avg_pool() = default;
 
 template <class T>
 void distributed_avg_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
-    if (!window_.active()) return pool_idle_call(window_.partition(), name(), x, y, "an input");
+    if (!window_.active()) return idle_call(window_.partition(), name(), x, y, "an input");
     window_.gather(x);  // throws on every worker of P_x when a piece is wrong
     const shape_t& out = window_.output_shape();
     detail::prepare_output(y, out);
@@ -29,7 +29,7 @@ void distributed_avg_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
 
 template <class T>
 void distributed_avg_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
-    if (!window_.active()) return pool_idle_call(window_.partition(), name(), dy, dx, "an output gradient");
+    if (!window_.active()) return idle_call(window_.partition(), name(), dy, dx, "an output gradient");
     // Planned or not alike on every worker of P_x (the shape is learnt by all of them together).
     DISTDL_REQUIRE(window_.planned(), name() << ": adjoint() needs a forward() first (the input shape is learnt there)");
     const std::string problem = window_.shape_problem(dy, window_.output_shape(), "an output gradient");

@@ -2,7 +2,7 @@
 
 #include "core/detail/output.hpp"
 #include "core/error.hpp"
-#include "layers/detail/pool_idle.hpp"
+#include "layers/detail/idle_call.hpp"
 
 namespace distdl {
 
@@ -18,7 +18,7 @@ template <class T>
 void distributed_max_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     forward_done_ = false;
     if (!window_.active()) {
-        pool_idle_call(window_.partition(), name(), x, y, "an input");
+        idle_call(window_.partition(), name(), x, y, "an input");
         forward_done_ = true;
         return;
     }
@@ -37,7 +37,7 @@ void distributed_max_pool<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
 
 template <class T>
 void distributed_max_pool<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
-    if (!window_.active()) return pool_idle_call(window_.partition(), name(), dy, dx, "an output gradient");
+    if (!window_.active()) return idle_call(window_.partition(), name(), dy, dx, "an output gradient");
     // Forward succeeds or fails on every worker of P_x alike, so all of them stop here together.
     DISTDL_REQUIRE(forward_done_, name() << ": adjoint() needs a successful forward() first (the gradient goes to "
                                             "the maxima of that input)");

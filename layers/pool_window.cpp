@@ -10,7 +10,7 @@
 #include "core/detail/box_exchange.hpp"
 #include "core/detail/call_status.hpp"
 #include "core/halo_exchange.hpp"
-#include "layers/detail/pool_layout.hpp"
+#include "layers/detail/piece_layout.hpp"
 #include "layers/detail/pool_runs.hpp"
 #include "core/error.hpp"
 
@@ -459,7 +459,8 @@ void pool_window<T>::gather(const tensor<T>& x) {
             }
             if (!relearn) return copy_own_rim(x);
         }
-        const std::string problem = pool_agree_on_layout(P_x_, name_, shape_of(x), learnt_shape_);
+        const std::string problem = agree_on_piece_layout(P_x_, name_, shape_of(x), learnt_shape_,
+                                                          "N × C × " + std::to_string(dims_) + " spatial extents");
         if (!problem.empty()) planned_ = false;
         DISTDL_REQUIRE(problem.empty(), problem);  // the same on every worker: they judged the same shapes
         plan(learnt_shape_);

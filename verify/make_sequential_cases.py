@@ -8,11 +8,13 @@ make_cases.py's (imported, not changed).
 
 What the cases cover (layers/sequential.hpp and the chainable layers): chains of every
 convolution and pooling family in 1-d, 2-d and 3-d joined by Repartitions, the selector,
-chains of Linear layers, a partition shared by consecutive stages, idle, shared and reordered
+chains of Linear layers, classifiers (convolutions, then Flatten on a
+partition that splits the batch only, then Linear), a partition shared by consecutive stages, idle, shared and reordered
 workers, empty pieces, batch 0, halos wider than a piece, layers without bias, world sizes 4 to
 17, float32 and float64; and refusals found while the chain is built (a stage's channels or
 kernel against what the stage before it gives) and at the first forward (a stage's input
-partition that is not the one before's output partition).
+partition that is not the one before's output partition), and a Flatten given a partition that
+splits the image.
 """
 import argparse
 import os
@@ -43,6 +45,10 @@ def pool(layer, P_x, k, **options):
 
 def move(P_x, P_y):
     return stage("Repartition", {"P_x": P_x, "P_y": P_y})
+
+
+def flatten(P_x, P_y):
+    return stage("Flatten", {"P_x": P_x, "P_y": P_y})
 
 
 def linear(P_x, P_y, P_w, fin, fout, **options):
@@ -138,6 +144,20 @@ def passing_cases():
                 conv("GeneralConv2d", "P_b", 4, 3, 2, "P_c", "P_w", padding=1),
                 pool("MaxPool2d", "P_c", [2, 1])], [2, 2, 9, 13])
 
+    sequential("classifier_2d", "FeatureConv2d -> MaxPool2d on 2 x 2 -> Repartition to one worker -> Flatten -> "
+               "Repartition of the 48 features over 2 -> Linear 48 -> 5", 4,
+               {"P_a": (rng(0, 4), [1, 1, 2, 2]), "P_one": ([0], [1, 1, 1, 1]), "P_f": ([0], [1, 1]),
+                "P_lx": ([1, 2], [1, 2]), "P_ly": ([2, 3], [1, 2]), "P_lw": (rng(0, 4), [2, 2])},
+               [conv("FeatureConv2d", "P_a", 2, 3, 3, padding=1), pool("MaxPool2d", "P_a", 2), move("P_a", "P_one"),
+                flatten("P_one", "P_f"), move("P_f", "P_lx"), linear("P_lx", "P_ly", "P_lw", 48, 5)], [3, 2, 8, 8])
+    sequential("classifier_batch_split_f32", "FeatureConv2d over 3 rows -> AvgPool2d -> Repartition to the batch "
+               "over workers 4, 5 -> Flatten there -> Repartition to 3 feature blocks -> Linear 12 -> 3", 6,
+               {"P_a": (rng(0, 3), [1, 1, 3, 1]), "P_b": ([4, 5], [2, 1, 1, 1]), "P_fb": ([4, 5], [2, 1]),
+                "P_lx": (rng(0, 3), [1, 3]), "P_ly": ([5], [1, 1]), "P_lw": (rng(0, 3), [1, 3])},
+               [conv("FeatureConv2d", "P_a", 2, 2, 3, padding=1), pool("AvgPool2d", "P_a", 2), move("P_a", "P_b"),
+                flatten("P_b", "P_fb"), move("P_fb", "P_lx"), linear("P_lx", "P_ly", "P_lw", 12, 3)], [5, 2, 6, 4],
+               dtype="float32")
+
 
 def refusal_cases():
     sequential("channels_do_not_chain_refused", "The second convolution takes 5 channels; the first gives 4: the "
@@ -156,6 +176,11 @@ def refusal_cases():
                [conv("FeatureConv2d", "P_a", 2, 4, 3, padding=1), conv("ChannelConv2d", "P_b", 4, 2, 3, "P_c", "P_w")],
                [2, 2, 6, 6], expect="ChannelConv2d: x on P_x worker 0 (world rank 0) has shape [2,4,3,3], "
                "expected [2,2,6,6] (its piece of input_shape [2,4,6,6])")
+    sequential("flatten_split_image_refused", "Flatten straight after a convolution on 2 x 2, without the "
+               "Repartition that gathers the images", 4,
+               {"P_a": (rng(0, 4), [1, 1, 2, 2]), "P_f": (rng(0, 4), [1, 4])},
+               [conv("FeatureConv2d", "P_a", 2, 2, 3, padding=1), flatten("P_a", "P_f")], [2, 2, 6, 6],
+               expect="Flatten: P_x [1,1,2,2] splits dimension 2 into 2")
 
 
 def main():

@@ -1,8 +1,9 @@
 #pragma once
-// The pooling layers' layout agreement when the input shape is not given (pool_options::
-// input_shape absent): every worker of P_x shares its piece's shape (one all-gather) and every
-// worker judges all of them alike, so a bad piece is refused on every worker with the same text.
-// The pieces must be the balanced split (DESIGN §3) of one global shape along every dimension.
+// Agreement on the layout of the pieces of P_x when no global shape is given (the pooling
+// layers without pool_options::input_shape, Flatten): every worker of P_x shares its piece's
+// shape (one all-gather) and every worker judges all of them alike, so a bad piece is refused on
+// every worker with the same text. The pieces must be the balanced split (DESIGN §3) of one
+// global shape along every dimension, of P_x's rank (at most 5).
 #include <array>
 #include <cstdint>
 #include <sstream>
@@ -15,9 +16,10 @@
 
 namespace distdl {
 
-// Returns the problem (empty: none); on success `global` is the global input shape.
-inline std::string pool_agree_on_layout(const cartesian_partition& P_x, const std::string& name, const shape_t& piece,
-                                        shape_t& global) {
+// Returns the problem (empty: none); on success `global` is the global input shape. `dims` says
+// what the dimensions are, for the message (e.g. "N × C × 2 spatial extents").
+inline std::string agree_on_piece_layout(const cartesian_partition& P_x, const std::string& name, const shape_t& piece,
+                                         shape_t& global, const std::string& dims) {
     constexpr std::size_t words = 6;  // the rank, then up to 5 extents
     std::array<std::uint64_t, words> mine{};
     mine[0] = piece.size();
@@ -35,8 +37,8 @@ inline std::string pool_agree_on_layout(const cartesian_partition& P_x, const st
     };
     for (std::size_t w = 0; w < all.size(); ++w)
         if (all[w][0] != rank)
-            return worker(w) + ", expected " + std::to_string(rank) + " dimensions (N × C × " + std::to_string(rank - 2) +
-                   " spatial extents, as P_x " + format_list(grid) + ")";
+            return worker(w) + ", expected " + std::to_string(rank) + " dimensions (" + dims + ", as P_x " +
+                   format_list(grid) + ")";
     global.assign(rank, 0);
     for (std::size_t t = 0; t < rank; ++t) {
         const auto split = detail::check_balanced_split(grid, t, [&](std::size_t w) { return extent(w, t); });
