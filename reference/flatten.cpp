@@ -34,8 +34,9 @@ tensor<T> flatten(const tensor<T>& x) {
     const shape_t x_shape = shape_of(x);
     DISTDL_REQUIRE(!x_shape.empty(), "ref::flatten: x needs a batch dimension, got a scalar");
     tensor<T> y(shape_t{x_shape[0], features_of(x_shape)});
-    for_each_element(x_shape,
-                     [&](std::size_t n, std::size_t f, const shape_t& at) { y(n, f) = x.element(at.begin(), at.end()); });
+    for_each_element(x_shape, [&](std::size_t n, std::size_t f, const shape_t& at) {
+        y(n, f) = x.element(at.begin(), at.end());
+    });
     return y;
 }
 
@@ -45,8 +46,9 @@ tensor<T> flatten_adjoint(const tensor<T>& dy, const shape_t& x_shape) {
                    "ref::flatten_adjoint: dy has shape " << format_list(shape_of(dy)) << ", not the flat shape of "
                                                           << format_list(x_shape));
     tensor<T> dx(x_shape);
-    for_each_element(x_shape,
-                     [&](std::size_t n, std::size_t f, const shape_t& at) { dx.element(at.begin(), at.end()) = dy(n, f); });
+    for_each_element(x_shape, [&](std::size_t n, std::size_t f, const shape_t& at) {
+        dx.element(at.begin(), at.end()) = dy(n, f);
+    });
     return dx;
 }
 

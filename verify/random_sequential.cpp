@@ -65,7 +65,7 @@ class chain_draw {
     // feature), W on P_w = p_out x p_in and y on P_y = 1 x p_out, each on its own random workers.
     void add_linear() {
         std::string P_x = out_;
-        if (out_.empty() || !d_.one_in(2)) {
+        if (out_.empty() || shapes_[out_][0] != 1 || !d_.one_in(2)) {  // a Flatten's [b, 1] is no P_x for b > 1
             const std::size_t most = out_.empty() || shape_[1] > 1 ? std::min<std::size_t>(3, world_) : 1;
             P_x = repartitioned_to({1, d_.between(1, most)});
         }
@@ -78,6 +78,22 @@ class chain_draw {
             {{"layer", "Linear"}, {"partitions", {{"P_x", P_x}, {"P_y", P_y}, {"P_w", P_w}}}, {"options", options}});
         out_ = P_y;
         shape_ = {shape_[0], out_features};
+    }
+
+    // A classifier's head after the convolutions and poolings: a Repartition to a partition that
+    // splits the batch only (a batch of 1 stays whole), Flatten there onto [b, 1] on the same
+    // workers, then 1 or 2 Linear layers.
+    void add_head() {
+        const std::size_t b = shape_[0] == 1 ? 1 : d_.between(1, std::min<std::size_t>(3, world_));
+        const std::string P_x = repartitioned_to(concat({b}, sizes(shape_.size() - 1, 1)));
+        const std::string P_y = "P_" + std::to_string(partitions_.size());
+        partitions_[P_y] = partition(partitions_[P_x]["workers"].get<std::vector<int>>(), {b, 1});
+        shapes_[P_y] = {b, 1};
+        stages_.push_back({{"layer", "Flatten"}, {"partitions", {{"P_x", P_x}, {"P_y", P_y}}}});
+        out_ = P_y;
+        shape_ = {shape_[0], product(sizes(shape_.begin() + 1, shape_.end()))};
+        const std::size_t linears = d_.between(1, 2);
+        for (std::size_t i = 0; i < linears; ++i) add_linear();
     }
 
     // One convolution or pooling refuses the input shape the chain gives it, at construction: a
@@ -200,6 +216,8 @@ std::optional<std::string> add_sequential(json& c, draws& d, draws& spoiler, std
     }
     std::optional<std::string> refusal;
     if (!linear && spoiler.one_in(6)) refusal = chain.spoil(spoiler);
+    // Drawn last, so that the chains drawn before the heads were added stayed as they were.
+    if (!linear && spoiler.one_in(3)) chain.add_head();
     c["layer"] = "Sequential";
     c["world_size"] = world;
     c["partitions"] = chain.partitions();

@@ -1,6 +1,6 @@
 #pragma once
-// Random Sequential cases (distdl-verify --random): chains of 2-4 convolutions and poolings,
-// or of 2-4 Linear layers.
+// Random Sequential cases (distdl-verify --random): chains of 2-4 convolutions and poolings
+// (some ending in Flatten and Linear layers), or of 2-4 Linear layers.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -21,7 +21,9 @@ namespace distdl::verify {
 // output on where its layout allows. Repartitions join the others (never splitting an extent of
 // 1). One chain of convolutions and poolings in 6, as `spoiler` draws it, is spoilt so that one
 // of them refuses the input shape the chain gives it (one input channel more, or a kernel that
-// does not fit): returns the refusal's text, else nothing. Spoiler's draws leave d's as they
+// does not fit): returns the refusal's text, else nothing. One chain of convolutions and
+// poolings in 3 (spoilt or not) then gets a classifier's head: a Repartition to a partition that
+// splits the batch only, Flatten, and 1 or 2 Linear layers. Spoiler's draws leave d's as they
 // were.
 std::optional<std::string> add_sequential(nlohmann::json& c, draws& d, draws& spoiler, std::size_t max_world,
                                           std::size_t batch, std::size_t dims);

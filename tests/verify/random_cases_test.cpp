@@ -102,14 +102,16 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
     EXPECT_TRUE(default_stride);
 }
 
-// Chains: every stage family in 1-3 dimensions and Linear, stages that take the partition the
-// stage before left its output on and stages after a Repartition; some spoilt, with a stage
-// given other channels or a kernel that does not fit. (That each kernel of the others fits what
+// Chains: every stage family in 1-3 dimensions, Linear and Flatten, stages that take the
+// partition the stage before left its output on and stages after a Repartition; some spoilt,
+// with a stage given other channels or a kernel that does not fit; some ending in a classifier's
+// head (Flatten on a partition that splits the batch only, then Linear). (That each kernel of the others fits what
 // the chain gives it, and that the spoilt ones are refused as expected, shows when they run: the
 // verify_random tests.)
 TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_repartitions) {
     std::set<std::string> stage_layers;
-    std::size_t chains = 0, linear_chains = 0, direct = 0, repartitions = 0, other_channels = 0, kernel_misfits = 0;
+    std::size_t chains = 0, linear_chains = 0, direct = 0, repartitions = 0, other_channels = 0, kernel_misfits = 0,
+                heads = 0;
     for (const auto& doc : random_case_documents(4000, 4, 12)) {
         if (doc["layer"] != "Sequential") continue;
         ++chains;
@@ -126,6 +128,13 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
             const auto& parts = stage["partitions"];
             if (layer == "Repartition") ++repartitions;
             else if (parts["P_x"] == last_output) ++direct;
+            if (layer == "Flatten") {
+                ++heads;
+                const auto& P_x = doc["partitions"][std::string(parts["P_x"])];
+                const auto& P_y = doc["partitions"][std::string(parts["P_y"])];
+                EXPECT_EQ(P_x["workers"], P_y["workers"]) << doc["name"];
+                for (std::size_t d = 1; d < P_x["shape"].size(); ++d) EXPECT_EQ(P_x["shape"][d], 1u) << doc["name"];
+            }
             last_output = parts.contains("P_y") ? parts["P_y"] : parts["P_x"];
         }
     }
@@ -133,7 +142,9 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
     EXPECT_LT(chains, 390u);
     EXPECT_GT(linear_chains, 40u);  // one chain in 4
     EXPECT_LT(linear_chains, chains / 2);
-    EXPECT_EQ(stage_layers.size(), 20u);  // six families in 1-d, 2-d and 3-d, Linear and Repartition
+    EXPECT_EQ(stage_layers.size(), 21u);  // six families in 1-d, 2-d and 3-d, Linear, Flatten and Repartition
+    EXPECT_GT(heads, 40u);                // one chain of convolutions and poolings in 3
+    EXPECT_LT(heads, chains / 2);
     EXPECT_GT(direct, 100u);
     EXPECT_GT(repartitions, 100u);
     // One chain of convolutions and poolings in 6 spoilt, half of those at a convolution's channels.
