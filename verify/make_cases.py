@@ -541,6 +541,16 @@ def write_cases(out_dir):
     print(f"{len(CASES)} cases ({refused} refusals): {counts}; world sizes {sizes}")
 
 
+def generate(description, *builders):
+    """The main of a case script: --out DIR (default cases/), then every builder, then write_cases."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
+    args = parser.parse_args()
+    for build in builders:
+        build()
+    write_cases(args.out)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))

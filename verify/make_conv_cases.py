@@ -9,12 +9,11 @@ It shares make_cases.py's case() helper. Run from anywhere:
 It rewrites every file it generates and deletes nothing else. Tensors are tiny: the whole case
 library must stay fast on the simulator.
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_cases import CASES, case, refuse, rng, write_cases  # noqa: E402
+from make_cases import case, generate, refuse, rng  # noqa: E402
 
 
 def conv(folder, layer, name, desc, ws, parts, x, cin, cout, k, s=None, p=None, d=None, bias=None, dtype=None,
@@ -404,15 +403,7 @@ def learnt_shape_cases():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
-    args = parser.parse_args()
-    feature_cases()
-    channel_cases()
-    general_cases()
-    selector_cases()
-    learnt_shape_cases()
-    write_cases(args.out)
+    generate(__doc__, feature_cases, channel_cases, general_cases, selector_cases, learnt_shape_cases)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,11 @@ world sizes 1 to 18, float32 and float64; and the refusals at construction (P_x 
 feature dimension, P_x of one dimension, P_y of another shape or on other workers), also on
 idle workers.
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_cases import case, rng, write_cases  # noqa: E402
+from make_cases import case, generate, rng  # noqa: E402
 
 
 def flat(name, desc, ws, workers, grid, x, dtype=None, y_workers=None, y_grid=None, expect="pass"):
@@ -59,12 +58,7 @@ def refusal_cases():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
-    args = parser.parse_args()
-    passing_cases()
-    refusal_cases()
-    write_cases(args.out)
+    generate(__doc__, passing_cases, refusal_cases)
 
 
 if __name__ == "__main__":

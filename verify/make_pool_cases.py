@@ -13,12 +13,11 @@ boundary must not come out 0), dilation, halos wider than a neighbour's piece, p
 zero, fewer outputs than workers, split batch and channels, idle and reordered workers,
 world sizes 1 to 18, float32 and float64; and the refusals.
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_cases import CASES, case, rng, write_cases  # noqa: E402
+from make_cases import case, generate, rng  # noqa: E402
 
 
 def pool(kind, dims, name, desc, ws, workers, shape, x, k, s=None, p=None, d=None, dtype=None, expect="pass",
@@ -173,16 +172,8 @@ def learnt_shape_cases():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
-    args = parser.parse_args()
-    shared_cases("max")
-    shared_cases("avg")
-    max_only_cases()
-    avg_only_cases()
-    refusal_cases()
-    learnt_shape_cases()
-    write_cases(args.out)
+    generate(__doc__, lambda: shared_cases("max"), lambda: shared_cases("avg"), max_only_cases, avg_only_cases,
+             refusal_cases, learnt_shape_cases)
 
 
 if __name__ == "__main__":

@@ -16,12 +16,11 @@ kernel against what the stage before it gives) and at the first forward (a stage
 partition that is not the one before's output partition), and a Flatten given a partition that
 splits the image.
 """
-import argparse
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_cases import CASES, case, rng, write_cases  # noqa: E402
+from make_cases import CASES, case, generate, rng  # noqa: E402
 
 
 def stage(layer, partitions, **options):
@@ -184,12 +183,7 @@ def refusal_cases():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases"))
-    args = parser.parse_args()
-    passing_cases()
-    refusal_cases()
-    write_cases(args.out)
+    generate(__doc__, passing_cases, refusal_cases)
 
 
 if __name__ == "__main__":
