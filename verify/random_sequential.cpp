@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "verify/random_refusals.hpp"
 
 namespace distdl::verify {
@@ -82,18 +83,32 @@ class chain_draw {
 
     // A classifier's head after the convolutions and poolings: a Repartition to a partition that
     // splits the batch only (a batch of 1 stays whole), Flatten there onto [b, 1] on the same
-    // workers, then 1 or 2 Linear layers.
-    void add_head() {
-        const std::size_t b = shape_[0] == 1 ? 1 : d_.between(1, std::min<std::size_t>(3, world_));
-        const std::string P_x = repartitioned_to(concat({b}, sizes(shape_.size() - 1, 1)));
-        const std::string P_y = "P_" + std::to_string(partitions_.size());
-        partitions_[P_y] = partition(partitions_[P_x]["workers"].get<std::vector<int>>(), {b, 1});
-        shapes_[P_y] = {b, 1};
+    // workers, then 1 or 2 Linear layers. `spoil`: where the last stage's partition splits a
+    // feature dimension, Flatten straight on it (the Repartition missing), which it refuses at
+    // construction: returns the refusal's text.
+    std::optional<std::string> add_head(bool spoil) {
+        std::optional<std::string> refusal;
+        const sizes last = shapes_[out_];
+        const auto split = std::find_if(last.begin() + 1, last.end(), [](std::size_t g) { return g > 1; });
+        std::string P_x, P_y;
+        if (spoil && split != last.end()) {
+            P_x = out_;
+            P_y = add_partition({last[0], 1});
+            refusal = "Flatten: P_x " + format_list(last) + " splits dimension " +
+                      std::to_string(split - last.begin()) + " into " + std::to_string(*split);
+        } else {
+            const std::size_t b = shape_[0] == 1 ? 1 : d_.between(1, std::min<std::size_t>(3, world_));
+            P_x = repartitioned_to(concat({b}, sizes(shape_.size() - 1, 1)));
+            P_y = "P_" + std::to_string(partitions_.size());
+            partitions_[P_y] = partition(partitions_[P_x]["workers"].get<std::vector<int>>(), {b, 1});
+            shapes_[P_y] = {b, 1};
+        }
         stages_.push_back({{"layer", "Flatten"}, {"partitions", {{"P_x", P_x}, {"P_y", P_y}}}});
         out_ = P_y;
         shape_ = {shape_[0], product(sizes(shape_.begin() + 1, shape_.end()))};
         const std::size_t linears = d_.between(1, 2);
         for (std::size_t i = 0; i < linears; ++i) add_linear();
+        return refusal;
     }
 
     // One convolution or pooling refuses the input shape the chain gives it, at construction: a
@@ -216,8 +231,12 @@ std::optional<std::string> add_sequential(json& c, draws& d, draws& spoiler, std
     }
     std::optional<std::string> refusal;
     if (!linear && spoiler.one_in(6)) refusal = chain.spoil(spoiler);
-    // Drawn last, so that the chains drawn before the heads were added stayed as they were.
-    if (!linear && spoiler.one_in(3)) chain.add_head();
+    // Drawn last, so that the chains drawn before the heads were added stayed as they were. A
+    // head of an unspoilt chain is spoilt one time in 4.
+    if (!linear && spoiler.one_in(3)) {
+        const auto missing_repartition = chain.add_head(!refusal && spoiler.one_in(4));
+        if (missing_repartition) refusal = missing_repartition;
+    }
     c["layer"] = "Sequential";
     c["world_size"] = world;
     c["partitions"] = chain.partitions();
