@@ -9,8 +9,8 @@
 //
 // Model, in a `sequential` (float64, x [2, 3, 16, 16]):
 //   FeatureConv2d 3 -> 4 (3x3, padding 1; input shape given) on P_x 1x1x2x2 (workers 0-3, each
-//     an 8 x 8 piece of every image), MaxPool2d 2x2, FeatureConv2d 4 -> 2 (3x3, padding 1; input
-//     shape learnt at the first forward), all three on P_x;
+//     an 8 x 8 piece of every image), ReLU, MaxPool2d 2x2, FeatureConv2d 4 -> 2 (3x3, padding 1;
+//     input shape learnt at the first forward), all four on P_x;
 //   Repartition to worker 0 (P_one 1x1x1x1), Flatten there (2 x 2 x 8 x 8 -> 2 x 128, onto
 //     P_flat 1x1 on worker 0), Repartition of the 128 features over P_lx 1x2 (workers 0, 1);
 //   DistributedLinear 128 -> 3: W on P_lw 2x2 (workers 0-3), y on P_ly 1x2 (workers 2, 3).
@@ -36,11 +36,13 @@
 #include "layers/flatten.hpp"
 #include "layers/linear.hpp"
 #include "layers/pool_max.hpp"
+#include "layers/relu.hpp"
 #include "layers/sequential.hpp"
 #include "reference/conv.hpp"
 #include "reference/flatten.hpp"
 #include "reference/linear.hpp"
 #include "reference/pool.hpp"
+#include "reference/relu.hpp"
 
 namespace {
 
@@ -91,7 +93,8 @@ serial_training train_serially(const tensor<double>& x, const tensor<double>& ta
     };
     for (int step = 0; step <= steps; ++step) {
         const tensor<double> a = conv_forward(x, s.first.weight, &s.first.bias, conv_geometry);
-        const tensor<double> h = max_pool(a, pool_geometry);
+        const tensor<double> r = relu(a);
+        const tensor<double> h = max_pool(r, pool_geometry);
         const tensor<double> c = conv_forward(h, s.second.weight, &s.second.bias, conv_geometry);
         const tensor<double> f = flatten(c);
         s.y = linear(f, s.head.weight, s.head.bias);
@@ -99,8 +102,9 @@ serial_training train_serially(const tensor<double>& x, const tensor<double>& ta
         s.losses[step] = half_squared_error(s.y, target);
         const tensor<double> dy = s.y - target;
         const tensor<double> dc = flatten_adjoint(linear_adjoint_input(dy, s.head.weight), distdl::shape_of(c));
-        const tensor<double> da = max_pool_adjoint(a, conv_adjoint_input(dc, s.second.weight, distdl::shape_of(h),
+        const tensor<double> dr = max_pool_adjoint(r, conv_adjoint_input(dc, s.second.weight, distdl::shape_of(h),
                                                                           conv_geometry), pool_geometry);
+        const tensor<double> da = relu_adjoint(a, dr);
         s.head.weight -= rate * linear_adjoint_weight(dy, f);
         s.head.bias -= rate * linear_adjoint_bias(dy);
         descend(s.second, h, dc);
@@ -125,6 +129,7 @@ int train_worker(const std::shared_ptr<distdl::communicator>& world, const tenso
     const auto P_lw = partition_of(W, {0, 1, 2, 3}, {2, 2});
     distdl::sequential<double> model;
     auto& first = model.emplace<distdl::feature_conv<double>>(2, P_x, 3, 4, first_options);
+    model.emplace<distdl::relu<double>>(P_x);
     model.emplace<distdl::distributed_max_pool<double>>(P_x, distdl::pool_options{.kernel_size = {2}});
     auto& second = model.emplace<distdl::feature_conv<double>>(2, P_x, 4, 2, second_options);
     model.emplace<distdl::repartition<double>>(P_x, P_one);
@@ -177,8 +182,8 @@ int main(int argc, char** argv) {
     const serial_training expected = train_serially(x, target);
     return examples::run_model_example(
         argc, argv,
-        "Trains a classifier (FeatureConv2d, MaxPool2d, FeatureConv2d, Flatten, DistributedLinear) for\n"
-        "6 gradient steps on 4 workers and checks every loss, the output and the trained parameters\n"
+        "Trains a classifier (FeatureConv2d, ReLU, MaxPool2d, FeatureConv2d, Flatten, DistributedLinear)\n"
+        "for 6 gradient steps on 4 workers and checks every loss, the output and the trained parameters\n"
         "against the same training in serial (distdl::ref) on the whole tensors.",
         [&](const std::shared_ptr<distdl::communicator>& world) { return train_worker(world, x, target, expected); });
 }

@@ -58,7 +58,7 @@ const char* usage_text =
     "                    out): Broadcast, SumReduce, AllSumReduce, Repartition, HaloExchange, Linear,\n"
     "                    Feature/Channel/General/ConvNd, Max/AvgPoolNd, Sequential chains of 2-4\n"
     "                    convolutions and poolings (a third of them then Flatten and 1-2 Linear\n"
-    "                    layers) or of 2-4 Linear layers, float32 and float64,\n"
+    "                    layers, ReLU between) or of 2-4 Linear layers, float32 and float64,\n"
     "                    random partitions on random worker lists, extents, kernel sizes,\n"
     "                    strides, paddings and dilations, input shapes given or learnt; about one\n"
     "                    in seven (one chain of convolutions and poolings in six) spoilt so that\n"

@@ -9,7 +9,7 @@ make_cases.py's (imported, not changed).
 What the cases cover (layers/sequential.hpp and the chainable layers): chains of every
 convolution and pooling family in 1-d, 2-d and 3-d joined by Repartitions, the selector,
 chains of Linear layers, classifiers (convolutions, then Flatten on a
-partition that splits the batch only, then Linear), a partition shared by consecutive stages, idle, shared and reordered
+partition that splits the batch only, then Linear; ReLU between them), a partition shared by consecutive stages, idle, shared and reordered
 workers, empty pieces, batch 0, halos wider than a piece, layers without bias, world sizes 4 to
 17, float32 and float64; and refusals found while the chain is built (a stage's channels or
 kernel against what the stage before it gives) and at the first forward (a stage's input
@@ -48,6 +48,10 @@ def move(P_x, P_y):
 
 def flatten(P_x, P_y):
     return stage("Flatten", {"P_x": P_x, "P_y": P_y})
+
+
+def relu(P_x):
+    return stage("ReLU", {"P_x": P_x})
 
 
 def linear(P_x, P_y, P_w, fin, fout, **options):
@@ -149,6 +153,17 @@ def passing_cases():
                 "P_lx": ([1, 2], [1, 2]), "P_ly": ([2, 3], [1, 2]), "P_lw": (rng(0, 4), [2, 2])},
                [conv("FeatureConv2d", "P_a", 2, 3, 3, padding=1), pool("MaxPool2d", "P_a", 2), move("P_a", "P_one"),
                 flatten("P_one", "P_f"), move("P_f", "P_lx"), linear("P_lx", "P_ly", "P_lw", 48, 5)], [3, 2, 8, 8])
+    sequential("classifier_relu", "FeatureConv2d -> ReLU -> MaxPool2d -> GeneralConv2d -> ReLU -> Repartition -> "
+               "Flatten -> Repartition -> Linear -> ReLU -> Linear: a small convolutional classifier", 6,
+               {"P_a": (rng(0, 4), [1, 1, 2, 2]), "P_b": ([4, 5], [1, 1, 2, 1]), "P_c": ([1, 3], [1, 1, 2, 1]),
+                "P_w": ([4, 5], [1, 1, 2, 1]), "P_one": ([2], [1, 1, 1, 1]), "P_f": ([2], [1, 1]),
+                "P_lx": ([0, 5], [1, 2]), "P_h": ([1, 4, 3], [1, 3]), "P_w1": (rng(0, 6), [3, 2]),
+                "P_y": ([0], [1, 1]), "P_w2": ([3, 2, 1], [1, 3])},
+               [conv("FeatureConv2d", "P_a", 2, 3, 3, padding=1), relu("P_a"), pool("MaxPool2d", "P_a", 2),
+                move("P_a", "P_b"), conv("GeneralConv2d", "P_b", 3, 2, 3, "P_c", "P_w", padding=1), relu("P_c"),
+                move("P_c", "P_one"), flatten("P_one", "P_f"), move("P_f", "P_lx"),
+                linear("P_lx", "P_h", "P_w1", 32, 6), relu("P_h"), linear("P_h", "P_y", "P_w2", 6, 2)],
+               [3, 2, 8, 8])
     sequential("classifier_batch_split_f32", "FeatureConv2d over 3 rows -> AvgPool2d -> Repartition to the batch "
                "over workers 4, 5 -> Flatten there -> Repartition to 3 feature blocks -> Linear 12 -> 3", 6,
                {"P_a": (rng(0, 3), [1, 1, 3, 1]), "P_b": ([4, 5], [2, 1, 1, 1]), "P_fb": ([4, 5], [2, 1]),

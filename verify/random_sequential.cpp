@@ -83,9 +83,9 @@ class chain_draw {
 
     // A classifier's head after the convolutions and poolings: a Repartition to a partition that
     // splits the batch only (a batch of 1 stays whole), Flatten there onto [b, 1] on the same
-    // workers, then 1 or 2 Linear layers. `spoil`: where the last stage's partition splits a
-    // feature dimension, Flatten straight on it (the Repartition missing), which it refuses at
-    // construction: returns the refusal's text.
+    // workers, then 1 or 2 Linear layers (half the time a ReLU between). `spoil`: where the last
+    // stage's partition splits a feature dimension, Flatten straight on it (the Repartition
+    // missing), which it refuses at construction: returns the refusal's text.
     std::optional<std::string> add_head(bool spoil) {
         std::optional<std::string> refusal;
         const sizes last = shapes_[out_];
@@ -107,7 +107,11 @@ class chain_draw {
         out_ = P_y;
         shape_ = {shape_[0], product(sizes(shape_.begin() + 1, shape_.end()))};
         const std::size_t linears = d_.between(1, 2);
-        for (std::size_t i = 0; i < linears; ++i) add_linear();
+        for (std::size_t i = 0; i < linears; ++i) {
+            if (i > 0 && d_.one_in(2))  // a ReLU between the two, where the first left its output
+                stages_.push_back({{"layer", "ReLU"}, {"partitions", {{"P_x", out_}}}});
+            add_linear();
+        }
         return refusal;
     }
 

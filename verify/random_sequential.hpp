@@ -23,7 +23,8 @@ namespace distdl::verify {
 // of them refuses the input shape the chain gives it (one input channel more, or a kernel that
 // does not fit): returns the refusal's text, else nothing. One chain of convolutions and
 // poolings in 3 (spoilt or not) then gets a classifier's head: a Repartition to a partition that
-// splits the batch only, Flatten, and 1 or 2 Linear layers; one head of an unspoilt chain in 4
+// splits the batch only, Flatten, and 1 or 2 Linear layers (half the time a ReLU between the
+// two); one head of an unspoilt chain in 4
 // lacks the Repartition where the last partition splits the image or the channels, and Flatten
 // must refuse it (the refusal's text is returned). Spoiler's draws leave d's as they were.
 std::optional<std::string> add_sequential(nlohmann::json& c, draws& d, draws& spoiler, std::size_t max_world,

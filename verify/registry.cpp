@@ -35,6 +35,7 @@ layer_runner repartition_runner();
 layer_runner halo_exchange_runner();
 layer_runner linear_runner();
 layer_runner flatten_runner();
+layer_runner relu_runner();
 std::vector<layer_runner> conv_runners();  // FeatureConvNd, ChannelConvNd, GeneralConvNd, ConvNd
 std::vector<layer_runner> pool_runners();  // MaxPool1d…3d, AvgPool1d…3d
 layer_runner sequential_runner();           // chains of the layers above
@@ -43,7 +44,8 @@ const runner_registry& builtin_registry() {
     static const runner_registry registry = [] {
         runner_registry r;
         for (auto entry : {broadcast_runner, sum_reduce_runner, all_sum_reduce_runner, repartition_runner,
-                           halo_exchange_runner, linear_runner, flatten_runner, sequential_runner})
+                           halo_exchange_runner, linear_runner, flatten_runner, relu_runner,
+                           sequential_runner})
             r.add(entry());
         for (auto& runner : conv_runners()) r.add(std::move(runner));
         for (auto& runner : pool_runners()) r.add(std::move(runner));

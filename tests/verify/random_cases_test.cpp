@@ -105,8 +105,8 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
 // Chains: every stage family in 1-3 dimensions, Linear and Flatten, stages that take the
 // partition the stage before left its output on and stages after a Repartition; some spoilt,
 // with a stage given other channels or a kernel that does not fit; some ending in a classifier's
-// head (Flatten on a partition that splits the batch only, then Linear), a few of those with the
-// Repartition before Flatten missing. (That each kernel of the others fits what
+// head (Flatten on a partition that splits the batch only, then Linear, ReLU between two), a few
+// of those with the Repartition before Flatten missing. (That each kernel of the others fits what
 // the chain gives it, and that the spoilt ones are refused as expected, shows when they run: the
 // verify_random tests.)
 TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_repartitions) {
@@ -144,7 +144,7 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
     EXPECT_LT(chains, 390u);
     EXPECT_GT(linear_chains, 40u);  // one chain in 4
     EXPECT_LT(linear_chains, chains / 2);
-    EXPECT_EQ(stage_layers.size(), 21u);  // six families in 1-d, 2-d and 3-d, Linear, Flatten and Repartition
+    EXPECT_EQ(stage_layers.size(), 22u);  // six families in 1-d, 2-d and 3-d, Linear, Flatten, ReLU, Repartition
     EXPECT_GT(heads, 40u);                // one chain of convolutions and poolings in 3
     EXPECT_LT(heads, chains / 2);
     EXPECT_GT(direct, 100u);

@@ -1,5 +1,5 @@
 // Runner of Sequential (layers/sequential.hpp): a chain of stages, each a case of a chainable
-// layer (Linear, Repartition, Flatten, the convolutions, the poolings) on the case's partitions under the
+// layer (Linear, Repartition, Flatten, ReLU, the convolutions, the poolings) on the case's partitions under the
 // stage's own names, built by that layer's runner. x_shape is the first stage's global input;
 // every other stage's is the global output of the stage before, which the reference chain finds
 // once while the chain is built. The reference runs the stages' references in order (forward)

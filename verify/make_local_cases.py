@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Writes the Flatten cases cases/flatten/*.json (DESIGN §6, layers/flatten.hpp).
+"""Writes the cases of the layers that move no data, cases/flatten/*.json and cases/relu/*.json
+(DESIGN §6, layers/flatten.hpp, layers/relu.hpp).
 
 The JSON files are committed; this script is only how they were made (not part of the build).
-Run from anywhere:  python3 verify/make_flatten_cases.py [--out cases]
+Run from anywhere:  python3 verify/make_local_cases.py [--out cases]
 It rewrites every file it generates and deletes nothing else. The case writer is
 make_cases.py's (imported, not changed).
 
-What the cases cover: one worker and batch splits over 2 to 6 workers, inputs of 2 to 5
-dimensions, fewer samples than workers (empty pieces), batch 0, idle and reordered workers,
-world sizes 1 to 18, float32 and float64; and the refusals at construction (P_x splitting a
-feature dimension, P_x of one dimension, P_y of another shape or on other workers), also on
-idle workers.
+Flatten: one worker and batch splits over 2 to 6 workers, inputs of 2 to 5 dimensions, fewer
+samples than workers (empty pieces), batch 0, idle and reordered workers, world sizes 1 to 18,
+float32 and float64; and the refusals at construction (P_x splitting a feature dimension, P_x of
+one dimension, P_y of another shape or on other workers), also on idle workers.
+ReLU: the layouts of a convolution's and a Linear layer's output, 1 to 5 dimensions, empty
+pieces, batch 0, idle and reordered workers, world sizes 1 to 18, float32 and float64. (It
+refuses nothing at construction that a case file can express; its refusal of a dy of another
+shape is in tests/layers/relu_checks.cpp.)
 """
 import os
 import sys
@@ -27,7 +31,7 @@ def flat(name, desc, ws, workers, grid, x, dtype=None, y_workers=None, y_grid=No
          dtype=dtype, expect=expect)
 
 
-def passing_cases():
+def flatten_cases():
     flat("single_worker_4d", "A convolution's output N x C x H x W on one worker", 1, [0], [1, 1, 1, 1], [3, 2, 4, 5])
     flat("batch_split_3", "The batch over 3 workers (7 samples: 3, 2, 2)", 3, rng(0, 3), [3, 1, 1, 1], [7, 2, 3, 3])
     flat("idle_reordered_3d", "P_x on workers 4 and 1 of 6, the others idle", 6, [4, 1], [2, 1, 1], [5, 3, 4])
@@ -42,7 +46,7 @@ def passing_cases():
     flat("one_feature", "Features of extent 1", 3, [2, 0, 1], [3, 1, 1], [4, 1, 1])
 
 
-def refusal_cases():
+def flatten_refusal_cases():
     flat("refuse_feature_split", "A convolution's partition, its spatial dimensions split: a Repartition must come "
          "first", 4, rng(0, 4), [1, 1, 2, 2], [2, 3, 4, 4], y_grid=[1, 4],
          expect="Flatten: P_x [1,1,2,2] splits dimension 2 into 2; only the batch (dimension 0) may be split")
@@ -57,8 +61,25 @@ def refusal_cases():
          expect="Flatten: P_y must be on the workers of P_x in the same order")
 
 
+def relu(name, desc, ws, workers, grid, x, dtype=None):
+    case("relu", name, desc, "ReLU", ws, {"P_x": (workers, grid)}, x, dtype=dtype)
+
+
+def relu_cases():
+    relu("single_worker_1d", "A vector on one worker", 1, [0], [1], [9])
+    relu("conv_output_2x2", "A 2-d convolution's output on a 2 x 2 grid of the images", 4, rng(0, 4), [1, 1, 2, 2],
+         [2, 3, 5, 6])
+    relu("linear_output_float32", "A Linear layer's output, the features over 3 workers", 3, rng(0, 3), [1, 3], [4, 7],
+         dtype="float32")
+    relu("idle_reordered", "P_x on workers 5, 2, 0 of 6", 6, [5, 2, 0], [1, 1, 3], [2, 2, 8])
+    relu("empty_pieces", "Length 3 over 4 workers", 4, rng(0, 4), [1, 1, 4], [2, 2, 3])
+    relu("batch_0", "No samples", 2, rng(0, 2), [1, 1, 2], [0, 3, 4])
+    relu("world18_float32", "18 workers on a 3 x 6 grid", 18, rng(0, 18), [1, 1, 3, 6], [2, 2, 7, 8], dtype="float32")
+    relu("5d_batch_and_channels", "Batch, channels and depth split", 8, rng(0, 8), [2, 2, 2, 1, 1], [3, 4, 5, 2, 3])
+
+
 def main():
-    generate(__doc__, passing_cases, refusal_cases)
+    generate(__doc__, flatten_cases, flatten_refusal_cases, relu_cases)
 
 
 if __name__ == "__main__":
