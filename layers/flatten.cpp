@@ -9,8 +9,9 @@
 #include "core/detail/output.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
-#include "layers/detail/piece_layout.hpp"
+#include "layers/detail/gradient_shape.hpp"
 #include "layers/detail/idle_call.hpp"
+#include "layers/detail/piece_layout.hpp"
 
 namespace distdl {
 
@@ -19,12 +20,6 @@ namespace {
 constexpr const char* name = "Flatten";
 
 std::vector<std::size_t> widened(const std::vector<int>& ranks) { return {ranks.begin(), ranks.end()}; }
-
-std::string problem_with(const char* what, const shape_t& got, const shape_t& expected, int worker, int world_rank) {
-    if (got == expected) return {};
-    return std::string(name) + ": " + what + " on P_x worker " + std::to_string(worker) + " (world rank " +
-           std::to_string(world_rank) + ") has shape " + format_list(got) + ", expected " + format_list(expected);
-}
 
 }  // namespace
 
@@ -101,10 +96,7 @@ void flatten<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (!st.P_x.active()) return idle_call(st.P_x, name, dy, dx, "an output gradient");
     DISTDL_REQUIRE(st.forward_done, name << ": adjoint() needs a successful forward() first (the gradient goes to "
                                             "the shape of its input)");
-    const int worker = st.P_x.rank();
-    const std::string problem = problem_with("dy", shape_of(dy), st.y_shape, worker, st.P_x.members()[worker]);
-    if (st.P_x.size() > 1) detail::agree_on_call(*st.P_x.comm(), problem, false);
-    DISTDL_REQUIRE(problem.empty(), problem);
+    require_gradient_shape(st.P_x, name, dy, st.y_shape);
     detail::prepare_output(dx, st.x_shape);
     std::copy(dy.data(), dy.data() + dy.size(), dx.data());
 }

@@ -1,13 +1,12 @@
 #include "layers/relu.hpp"
 
-#include <string>
 #include <vector>
 
 #include "core/detail/argument_agreement.hpp"
-#include "core/detail/call_status.hpp"
 #include "core/detail/output.hpp"
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "layers/detail/gradient_shape.hpp"
 #include "layers/detail/idle_call.hpp"
 
 namespace distdl {
@@ -59,15 +58,7 @@ void relu<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (!st.P_x.active()) return idle_call(st.P_x, name, dy, dx, "an output gradient");
     DISTDL_REQUIRE(st.forward_done, name << ": adjoint() needs a successful forward() first (the gradient depends on "
                                             "its input)");
-    std::string problem;
-    if (shape_of(dy) != st.x_shape) {
-        const int worker = st.P_x.rank();
-        problem = std::string(name) + ": dy on P_x worker " + std::to_string(worker) + " (world rank " +
-                  std::to_string(st.P_x.members()[worker]) + ") has shape " + format_list(shape_of(dy)) +
-                  ", expected " + format_list(st.x_shape) + " (the last forward's x)";
-    }
-    if (st.P_x.size() > 1) detail::agree_on_call(*st.P_x.comm(), problem, false);
-    DISTDL_REQUIRE(problem.empty(), problem);
+    require_gradient_shape(st.P_x, name, dy, st.x_shape, " (the last forward's x)");
     detail::prepare_output(dx, st.x_shape);
     const T* g = dy.data();
     T* out = dx.data();
