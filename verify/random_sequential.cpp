@@ -133,6 +133,23 @@ class chain_draw {
         return kernel_fit_refusal(stage["layer"], e, length, k, p, dil);
     }
 
+    // A ReLU after each convolution half the time, as `s` draws it, on the convolution's output
+    // partition (the next stage's input is unchanged). (The ties its zeros give a max pooling after
+    // it do not test the first-maximum rule: ReLU's adjoint zeroes those gradients; the pooling
+    // tests' small-integer inputs do.)
+    void add_relus(draws& s) {
+        json with = json::array();
+        for (const auto& stage : stages_) {
+            with.push_back(stage);
+            const std::string layer = stage["layer"];
+            if (layer.find("Conv") == std::string::npos || !s.one_in(2)) continue;
+            const json& parts = stage["partitions"];
+            const json& output = parts.contains("P_y") ? parts["P_y"] : parts["P_x"];
+            with.push_back({{"layer", "ReLU"}, {"partitions", {{"P_x", output}}}});
+        }
+        stages_ = with;
+    }
+
     json partitions() const { return partitions_; }
     json stages() const { return stages_; }
 
@@ -241,6 +258,7 @@ std::optional<std::string> add_sequential(json& c, draws& d, draws& spoiler, std
         const auto missing_repartition = chain.add_head(!refusal && spoiler.one_in(4));
         if (missing_repartition) refusal = missing_repartition;
     }
+    if (!linear) chain.add_relus(spoiler);
     c["layer"] = "Sequential";
     c["world_size"] = world;
     c["partitions"] = chain.partitions();

@@ -26,7 +26,8 @@ namespace distdl::verify {
 // splits the batch only, Flatten, and 1 or 2 Linear layers (half the time a ReLU between the
 // two); one head of an unspoilt chain in 4
 // lacks the Repartition where the last partition splits the image or the channels, and Flatten
-// must refuse it (the refusal's text is returned). Spoiler's draws leave d's as they were.
+// must refuse it (the refusal's text is returned). Half the convolutions of those chains are
+// followed by a ReLU. Spoiler's draws leave d's as they were.
 std::optional<std::string> add_sequential(nlohmann::json& c, draws& d, draws& spoiler, std::size_t max_world,
                                           std::size_t batch, std::size_t dims);
 

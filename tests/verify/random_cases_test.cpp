@@ -106,13 +106,13 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
 // partition the stage before left its output on and stages after a Repartition; some spoilt,
 // with a stage given other channels or a kernel that does not fit; some ending in a classifier's
 // head (Flatten on a partition that splits the batch only, then Linear, ReLU between two), a few
-// of those with the Repartition before Flatten missing. (That each kernel of the others fits what
-// the chain gives it, and that the spoilt ones are refused as expected, shows when they run: the
-// verify_random tests.)
+// of those with the Repartition before Flatten missing; ReLUs after convolutions. (That each
+// kernel of the others fits what the chain gives it, and that the spoilt ones are refused as
+// expected, shows when they run: the verify_random tests.)
 TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_repartitions) {
     std::set<std::string> stage_layers;
     std::size_t chains = 0, linear_chains = 0, direct = 0, repartitions = 0, other_channels = 0, kernel_misfits = 0,
-                heads = 0, missing_repartitions = 0;
+                heads = 0, missing_repartitions = 0, relus_after_convolutions = 0;
     for (const auto& doc : random_case_documents(4000, 4, 12)) {
         if (doc["layer"] != "Sequential") continue;
         ++chains;
@@ -123,9 +123,11 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
             if (text.starts_with("Flatten: P_x")) ++missing_repartitions;
             else (text.starts_with("input_shape") ? other_channels : kernel_misfits) += 1;
         }
-        std::string last_output;
+        std::string last_output, previous;
         for (const auto& stage : doc["stages"]) {
             const std::string layer = stage["layer"];
+            relus_after_convolutions += layer == "ReLU" && previous.find("Conv") != std::string::npos;
+            previous = layer;
             stage_layers.insert(layer);
             const auto& parts = stage["partitions"];
             if (layer == "Repartition") ++repartitions;
@@ -155,6 +157,7 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
     // One head in 4 of the unspoilt chains given a partition that splits the image, where the
     // last stage's does.
     EXPECT_GT(missing_repartitions, 5u);
+    EXPECT_GT(relus_after_convolutions, 100u);  // after half the convolutions
 }
 
 }  // namespace
