@@ -118,10 +118,8 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
     const auto model = std::make_shared<const conv_parameters<T>>(conv_initial_parameters<T>(c.spec));
 
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
-    problem.input = [c, idle](std::uint64_t seed) {
-        const tensor<T> global = random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0));
-        const auto pieces = runners::split_or_whole(global, c.P_x_shape, input_split::balanced, c.x_workers.size());
-        return place<T>(pieces, c.x_workers, c.world_size, idle);
+    problem.input = [c](std::uint64_t seed) {
+        return runners::random_input<T>(c.x_shape, c.P_x_shape, c.x_workers, c.world_size, seed);
     };
     using model_ptr = std::shared_ptr<const conv_parameters<T>>;
     auto forward_with = [c, idle](model_ptr m) {

@@ -16,7 +16,6 @@ namespace distdl::verify {
 namespace {
 
 using runners::pieces_of;
-using runners::place;
 
 // Refers to the case's worker lists (the spec outlives the problem).
 struct flatten_case {
@@ -38,22 +37,17 @@ case_problem<T> make_flatten(const case_spec& spec, const case_world& world) {
 
     case_problem<T> problem;
     problem.layer = std::make_unique<flatten<T>>(world.get("P_x"), world.get("P_y"));
-    const auto idle = [](std::size_t) { return runners::no_piece<T>(); };
-    problem.input = [c, idle](std::uint64_t seed) {
-        const tensor<T> global = random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0));
-        const auto pieces = runners::split_or_whole(global, c.P_x_shape, input_split::balanced, c.x_workers->size());
-        return place<T>(pieces, *c.x_workers, c.world_size, idle);
+    problem.input = [c](std::uint64_t seed) {
+        return runners::random_input<T>(c.x_shape, c.P_x_shape, *c.x_workers, c.world_size, seed);
     };
-    problem.forward = [c, idle](const std::vector<tensor<T>>& x) {
+    problem.forward = [c](const std::vector<tensor<T>>& x) {
         const tensor<T> y = ref::flatten(ref::assemble(pieces_of(x, *c.x_workers), c.P_x_shape));
-        return place<T>(runners::split_pieces(y, c.P_y_shape, input_split::balanced), *c.y_workers, c.world_size,
-                        idle);
+        return runners::split_on(y, c.P_y_shape, *c.y_workers, c.world_size);
     };
-    problem.adjoint = [c, idle](const std::vector<tensor<T>>& dy) {
+    problem.adjoint = [c](const std::vector<tensor<T>>& dy) {
         const tensor<T> dx =
             ref::flatten_adjoint(ref::assemble(pieces_of(dy, *c.y_workers), c.P_y_shape), c.x_shape);
-        return place<T>(runners::split_pieces(dx, c.P_x_shape, input_split::balanced), *c.x_workers, c.world_size,
-                        idle);
+        return runners::split_on(dx, c.P_x_shape, *c.x_workers, c.world_size);
     };
     problem.forward_exact = true;
     problem.adjoint_exact = true;

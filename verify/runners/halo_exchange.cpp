@@ -37,10 +37,8 @@ case_problem<T> make_halo_exchange(const case_spec& spec, const case_world& worl
     case_problem<T> problem;
     problem.layer = std::make_unique<halo_exchange<T>>(world.get("P_x"), h.x_shape, h.geometry);
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
-    problem.input = [h, idle](std::uint64_t seed) {
-        const tensor<T> global = random_tensor<T>(h.x_shape, derive_seed(seed, input_data, 0));
-        const auto pieces = runners::split_or_whole(global, h.P_x_shape, input_split::balanced, h.workers.size());
-        return place<T>(pieces, h.workers, h.world_size, idle);
+    problem.input = [h](std::uint64_t seed) {
+        return runners::random_input<T>(h.x_shape, h.P_x_shape, h.workers, h.world_size, seed);
     };
     problem.forward = [h, idle](const std::vector<tensor<T>>& x) {
         const tensor<T> global = ref::assemble(pieces_of(x, h.workers), h.P_x_shape);

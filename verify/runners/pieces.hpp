@@ -120,6 +120,24 @@ std::vector<tensor<T>> place(const std::vector<tensor<T>>& pieces, const std::ve
     return out;
 }
 
+// The pieces of `global` split by `kind` over a partition of shape `parts`, at the world ranks of
+// its `workers`; no_piece() elsewhere.
+template <class T>
+std::vector<tensor<T>> split_on(const tensor<T>& global, const shape_t& parts, const std::vector<int>& workers,
+                                int world_size, input_split kind = input_split::balanced) {
+    return place<T>(split_pieces(global, parts, kind), workers, world_size, [](std::size_t) { return no_piece<T>(); });
+}
+
+// A case's input: the global tensor of `shape` drawn from the seed, in pieces over a partition of
+// shape `parts` (split_or_whole) at the world ranks of its `workers`; no_piece() elsewhere.
+template <class T>
+std::vector<tensor<T>> random_input(const shape_t& shape, const shape_t& parts, const std::vector<int>& workers,
+                                    int world_size, std::uint64_t seed, input_split kind = input_split::balanced) {
+    const tensor<T> global = random_tensor<T>(shape, derive_seed(seed, input_data, 0));
+    return place<T>(split_or_whole(global, parts, kind, workers.size()), workers, world_size,
+                    [](std::size_t) { return no_piece<T>(); });
+}
+
 inline std::size_t batch_of(const shape_t& shape) { return shape.empty() ? 0 : shape[0]; }
 
 }  // namespace distdl::verify::runners

@@ -20,7 +20,6 @@ namespace distdl::verify {
 namespace {
 
 using runners::pieces_of;
-using runners::place;
 
 enum class pool_kind { max, avg };
 
@@ -56,29 +55,27 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     else
         problem.layer = std::make_unique<distributed_avg_pool<T>>(world.get("P_x"), options);
 
-    auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     // The point of the last reference forward: max pooling's adjoint depends on it.
     auto point = std::make_shared<tensor<T>>();
-    problem.input = [c, idle](std::uint64_t seed) {
-        const tensor<T> global = random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0));
-        return place<T>(runners::split_pieces(global, c.P_x_shape, input_split::balanced), c.workers, c.world_size,
-                        idle);
+    problem.input = [c](std::uint64_t seed) {
+        return runners::split_on(random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0)), c.P_x_shape, c.workers,
+                                 c.world_size);
     };
     // The pooled pieces of a whole input.
-    auto pooled = [c, idle](const tensor<T>& global) {
+    auto pooled = [c](const tensor<T>& global) {
         const tensor<T> y = kind == pool_kind::max ? ref::max_pool(global, c.geometry) : ref::avg_pool(global, c.geometry);
-        return place<T>(runners::split_pieces(y, c.P_x_shape, input_split::balanced), c.workers, c.world_size, idle);
+        return runners::split_on(y, c.P_x_shape, c.workers, c.world_size);
     };
     problem.forward = [c, pooled, point](const std::vector<tensor<T>>& x) {
         *point = ref::assemble(pieces_of(x, c.workers), c.P_x_shape);
         return pooled(*point);
     };
-    problem.adjoint = [c, idle, point](const std::vector<tensor<T>>& dy) {
+    problem.adjoint = [c, point](const std::vector<tensor<T>>& dy) {
         DISTDL_REQUIRE(point->size() == volume(c.x_shape), "pool runner: the reference adjoint needs a forward first");
         const tensor<T> dy_global = ref::assemble(pieces_of(dy, c.workers), c.P_x_shape);
         const tensor<T> dx = kind == pool_kind::max ? ref::max_pool_adjoint(*point, dy_global, c.geometry)
                                                     : ref::avg_pool_adjoint(dy_global, c.x_shape, c.geometry);
-        return place<T>(runners::split_pieces(dx, c.P_x_shape, input_split::balanced), c.workers, c.world_size, idle);
+        return runners::split_on(dx, c.P_x_shape, c.workers, c.world_size);
     };
     problem.forward_exact = kind == pool_kind::max;  // a max is one of the inputs
     problem.adjoint_exact = false;                   // overlapping windows add up

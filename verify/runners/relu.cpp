@@ -16,7 +16,6 @@ namespace distdl::verify {
 namespace {
 
 using runners::pieces_of;
-using runners::place;
 
 // Refers to the case's worker list (the spec outlives the problem).
 struct relu_case {
@@ -35,17 +34,13 @@ case_problem<T> make_relu(const case_spec& spec, const case_world& world) {
 
     case_problem<T> problem;
     problem.layer = std::make_unique<relu<T>>(world.get("P_x"));
-    const auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     // The point of the last reference forward, where the adjoint is taken.
     auto point = std::make_shared<tensor<T>>();
-    problem.input = [c, idle](std::uint64_t seed) {
-        const tensor<T> global = random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0));
-        const auto pieces = runners::split_or_whole(global, c.P_x_shape, input_split::balanced, c.workers->size());
-        return place<T>(pieces, *c.workers, c.world_size, idle);
+    problem.input = [c](std::uint64_t seed) {
+        return runners::random_input<T>(c.x_shape, c.P_x_shape, *c.workers, c.world_size, seed);
     };
-    const auto spread = [c, idle](const tensor<T>& global) {
-        return place<T>(runners::split_pieces(global, c.P_x_shape, input_split::balanced), *c.workers, c.world_size,
-                        idle);
+    const auto spread = [c](const tensor<T>& global) {
+        return runners::split_on(global, c.P_x_shape, *c.workers, c.world_size);
     };
     problem.forward = [c, point, spread](const std::vector<tensor<T>>& x) {
         *point = ref::assemble(pieces_of(x, *c.workers), c.P_x_shape);

@@ -48,9 +48,7 @@ case_problem<T> make_repartition(const case_spec& spec, const case_world& world)
     problem.layer = std::make_unique<repartition<T>>(world.get("P_x"), world.get("P_y"),
                                                       repartition_options{.preserve_batch = l.preserve_batch});
     problem.input = [l](std::uint64_t seed) {
-        const tensor<T> global = random_tensor<T>(l.x_shape, derive_seed(seed, input_data, 0));
-        const auto pieces = runners::split_or_whole(global, l.P_x_shape, l.kind, l.x_workers->size());
-        return place<T>(pieces, *l.x_workers, l.world_size, [](std::size_t) { return runners::no_piece<T>(); });
+        return runners::random_input<T>(l.x_shape, l.P_x_shape, *l.x_workers, l.world_size, seed, l.kind);
     };
     problem.forward = [l](const std::vector<tensor<T>>& x) {
         const tensor<T> global = ref::assemble(pieces_of(x, *l.x_workers), l.P_x_shape);
