@@ -99,9 +99,7 @@ class chain_draw {
         } else {
             const std::size_t b = shape_[0] == 1 ? 1 : d_.between(1, std::min<std::size_t>(3, world_));
             P_x = repartitioned_to(concat({b}, sizes(shape_.size() - 1, 1)));
-            P_y = "P_" + std::to_string(partitions_.size());
-            partitions_[P_y] = partition(partitions_[P_x]["workers"].get<std::vector<int>>(), {b, 1});
-            shapes_[P_y] = {b, 1};
+            P_y = add_partition({b, 1}, partitions_[P_x]["workers"].get<std::vector<int>>());
         }
         stages_.push_back({{"layer", "Flatten"}, {"partitions", {{"P_x", P_x}, {"P_y", P_y}}}});
         out_ = P_y;
@@ -192,9 +190,11 @@ class chain_draw {
         return split;
     }
 
-    std::string add_partition(const sizes& shape) {
+    // A new partition of `shape` on random workers, or on the given ones (in that order).
+    std::string add_partition(const sizes& shape) { return add_partition(shape, d_.workers(product(shape), world_)); }
+    std::string add_partition(const sizes& shape, const std::vector<int>& workers) {
         const std::string name = "P_" + std::to_string(partitions_.size());
-        partitions_[name] = partition(d_.workers(product(shape), world_), shape);
+        partitions_[name] = partition(workers, shape);
         shapes_[name] = shape;
         return name;
     }
