@@ -1,7 +1,8 @@
 #pragma once
-// What the model examples (conv_model, linear_model, train_model) share: test data, the block of a global
-// tensor that a worker holds, how they compare a result with the serial model's, and their main:
-// the same model code on 4 simulated workers or on 4 Open MPI ranks.
+// What the model examples (conv_model, linear_model, train_model) share: test data, partitions,
+// the block of a global tensor (or of a Linear layer's parameter) that a worker holds, how they
+// compare a result with the serial model's, and their main: the same model code on 4 simulated
+// workers or on 4 Open MPI ranks.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/communicator.hpp"
 #include "core/decomposition.hpp"
@@ -39,6 +41,21 @@ inline distdl::tensor<double> block_of(const distdl::tensor<double>& global, con
     xt::xstrided_slice_vector slices;
     for (std::size_t d = 0; d < box.rank(); ++d) slices.push_back(xt::range(box.start[d], box.stop[d]));
     return xt::strided_view(global, slices);
+}
+
+// The Cartesian partition of `shape` on the listed world ranks, in that order.
+inline distdl::cartesian_partition partition_of(const distdl::partition& world, const std::vector<int>& workers,
+                                                const distdl::shape_t& shape) {
+    return world.create_partition_inclusive(workers).create_cartesian_topology_partition(shape);
+}
+
+// The block of a DistributedLinear parameter ("weight" or "bias") that the worker at `at` of its
+// P_W (shape `grid`) owns: rows at[0] and columns at[1] of the weight's balanced blocks; rows at[0]
+// of the bias (owned on column 0).
+inline distdl::tensor<double> linear_block(const std::string& name, const distdl::tensor<double>& weight,
+                                           const distdl::tensor<double>& bias, const distdl::shape_t& grid,
+                                           const distdl::shape_t& at) {
+    return name == "weight" ? block_of(weight, grid, at) : block_of(bias, {grid[0]}, {at[0]});
 }
 
 // max |a - b| / max |b| (0 for two empty tensors; infinite for other shapes).

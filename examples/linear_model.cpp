@@ -29,6 +29,7 @@ namespace {
 using distdl::shape_t;
 using distdl::tensor;
 using examples::block_of;
+using examples::partition_of;
 
 constexpr std::size_t batch = 5, in_features = 16, hidden = 12, out_features = 8;
 const distdl::linear_options first_options{.seed = 3}, second_options{.seed = 4};
@@ -49,11 +50,6 @@ serial_result serial(const tensor<double>& x, const tensor<double>& dy) {
     r.dw2 = distdl::ref::linear_adjoint_weight(dy, h), r.db2 = distdl::ref::linear_adjoint_bias(dy);
     r.dw1 = distdl::ref::linear_adjoint_weight(dh, x), r.db1 = distdl::ref::linear_adjoint_bias(dh);
     return r;
-}
-
-distdl::cartesian_partition partition_of(const distdl::partition& world, const std::vector<int>& workers,
-                                         const shape_t& shape) {
-    return world.create_partition_inclusive(workers).create_cartesian_topology_partition(shape);
 }
 
 // The model on one worker of the 4-worker world: forward and adjoint, its checks printed;
@@ -77,15 +73,12 @@ int run_worker(const std::shared_ptr<distdl::communicator>& world, const tensor<
     examples::worker_checks checks(W);
     if (P_y2.active()) checks.check("y", y, block_of(expected.y, {1, 2}, P_y2.index()));
     if (P_x1.active()) checks.check("dx", dx, block_of(expected.dx, {1, 2}, P_x1.index()));
-    // P_W worker (r, c) owns rows r and columns c of the weight's 2x2 balanced blocks; column 0
-    // also owns rows r of the bias.
+    // Each P_W worker's blocks of the weight's gradient, and of the bias's on column 0.
     const auto check_gradients = [&](distdl::distributed_linear<double>& layer, const distdl::cartesian_partition& P_W,
                                      const tensor<double>& dw, const tensor<double>& db, const std::string& which) {
-        for (auto* p : layer.parameters()) {
-            const shape_t at = P_W.index();
+        for (auto* p : layer.parameters())
             checks.check_parameter("d" + p->name + " " + which, p->grad,
-                                   p->name == "weight" ? block_of(dw, {2, 2}, at) : block_of(db, {2}, {at[0]}));
-        }
+                                   examples::linear_block(p->name, dw, db, P_W.shape(), P_W.index()));
     };
     check_gradients(first, P_W1, expected.dw1, expected.db1, "1");
     check_gradients(second, P_W2, expected.dw2, expected.db2, "2");

@@ -50,6 +50,7 @@ using distdl::shape_t;
 using distdl::tensor;
 using examples::block_of;
 using examples::filled;
+using examples::partition_of;
 
 constexpr int steps = 6;
 constexpr double rate = 0.002;
@@ -113,11 +114,6 @@ serial_training train_serially(const tensor<double>& x, const tensor<double>& ta
     return s;
 }
 
-distdl::cartesian_partition partition_of(const distdl::partition& world, const std::vector<int>& workers,
-                                         const shape_t& shape) {
-    return world.create_partition_inclusive(workers).create_cartesian_topology_partition(shape);
-}
-
 // The training on one worker of the 4-worker world, its checks printed; returns the failures
 // over all the workers (the same on every worker).
 int train_worker(const std::shared_ptr<distdl::communicator>& world, const tensor<double>& x,
@@ -165,12 +161,10 @@ int train_worker(const std::shared_ptr<distdl::communicator>& world, const tenso
     for (auto* p : second.parameters())
         checks.check_parameter("trained conv 2 " + p->name, p->value,
                                p->name == "weight" ? expected.second.weight : expected.second.bias);
-    for (auto* p : head.parameters()) {
-        const shape_t at = P_lw.index();
+    for (auto* p : head.parameters())
         checks.check_parameter("trained linear " + p->name, p->value,
-                               p->name == "weight" ? block_of(expected.head.weight, {2, 2}, at)
-                                                   : block_of(expected.head.bias, {2}, {at[0]}));
-    }
+                               examples::linear_block(p->name, expected.head.weight, expected.head.bias, P_lw.shape(),
+                                                      P_lw.index()));
     return checks.total(10, "2 per convolution, 4 weight and 2 bias blocks of the Linear layer");
 }
 

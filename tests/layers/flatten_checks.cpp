@@ -12,65 +12,59 @@ using distdl::flatten;
 using distdl::shape_t;
 using distdl::tensor;
 using distdl::testing::make_partition;
+using distdl::testing::piece_of;
 using distdl::testing::random_tensor;
 using distdl::testing::rank_range;
 
-// The batch block [n0, n0 + n) of a global tensor.
-tensor<double> samples(const tensor<double>& global, std::size_t n0, std::size_t n) {
-    return xt::view(global, xt::range(n0, n0 + n));
-}
-
-// The batch split over `workers` of `global`: worker i's first sample and count.
-std::pair<std::size_t, std::size_t> batch_block(std::size_t N, std::size_t workers, std::size_t i) {
-    const std::size_t base = N / workers, extra = N % workers;
-    return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
-}
+// The first n samples of a global tensor.
+tensor<double> first_samples(const tensor<double>& global, std::size_t n) { return xt::view(global, xt::range(0, n)); }
 
 DISTDL_CHECK(flatten_batch_split_calls, world_size >= 3) {
     // P_x [3,1,1,1] on workers 0..2 (any further workers idle).
     const int me = world->rank();
-    const auto P_x = make_partition(world, rank_range(0, 3), {3, 1, 1, 1});
-    const auto P_y = make_partition(world, rank_range(0, 3), {3, 1});
+    const std::vector<int> workers = rank_range(0, 3);
+    const auto P_x = make_partition(world, workers, {3, 1, 1, 1});
+    const auto P_y = make_partition(world, workers, {3, 1});
     flatten<double> layer(P_x, P_y);
     const tensor<double> none(shape_t{0});
     tensor<double> y, dx;
     for (const std::size_t N : {7u, 7u, 2u}) {  // the second call reuses, the third learns a new batch
         const tensor<double> x = random_tensor<double>({N, 2, 3, 2}, N);
-        const tensor<double> flat = distdl::ref::flatten(x);
         if (me >= 3) {
             layer.forward(none, y);
             DCHECK_EQ(distdl::shape_of(y), (shape_t{0}));
             layer.adjoint(none, dx);
             continue;
         }
-        const auto [n0, n] = batch_block(N, 3, std::size_t(me));
-        layer.forward(samples(x, n0, n), y);
-        DCHECK(distdl::testing::same_bits(y, tensor<double>(xt::view(flat, xt::range(n0, n0 + n)))));
+        const tensor<double> x_piece = piece_of(x, {3, 1, 1, 1}, workers, me);
+        layer.forward(x_piece, y);
+        DCHECK(distdl::testing::same_bits(y, piece_of(distdl::ref::flatten(x), {3, 1}, workers, me)));
         layer.adjoint(y, dx);
-        DCHECK(distdl::testing::same_bits(dx, samples(x, n0, n)));
+        DCHECK(distdl::testing::same_bits(dx, x_piece));
     }
     if (me >= 3) return;
 
     // A piece of other features on worker 1 only: every worker of P_x refuses with its text.
     const tensor<double> x = random_tensor<double>({6, 2, 3, 2}, 9);
+    const tensor<double> x_piece = piece_of(x, {3, 1, 1, 1}, workers, me);
     const tensor<double> bad = random_tensor<double>({2, 2, 3, 3}, 10);
-    DCHECK_THROWS(layer.forward(me == 1 ? bad : samples(x, 2 * std::size_t(me), 2), y), distdl::invalid_argument,
+    DCHECK_THROWS(layer.forward(me == 1 ? bad : x_piece, y), distdl::invalid_argument,
                   "Flatten: x on P_x worker 1 (world rank 1) has shape [2,2,3,3], but the pieces along dimension 3 "
                   "are not the balanced split");
     // A batch that is not the balanced split of its 7 samples: 2, 2, 3 (balanced: 3, 2, 2).
-    DCHECK_THROWS(layer.forward(samples(x, 0, me == 2 ? 3 : 2), y), distdl::invalid_argument,
+    DCHECK_THROWS(layer.forward(first_samples(x, me == 2 ? 3 : 2), y), distdl::invalid_argument,
                   "are not the balanced split of 7 over 3");
     // The failed forward left no forward behind.
     DCHECK_THROWS(layer.adjoint(tensor<double>(shape_t{2, 12}), dx), distdl::invalid_argument,
                   "Flatten: adjoint() needs a successful forward() first");
-    layer.forward(samples(x, 2 * std::size_t(me), 2), y);
+    layer.forward(x_piece, y);
     // dy of another shape on worker 2 only.
     const tensor<double> dy = me == 2 ? tensor<double>(shape_t{2, 11}) : y;
     DCHECK_THROWS(layer.adjoint(dy, dx), distdl::invalid_argument,
                   "Flatten: dy on P_x worker 2 (world rank 2) has shape [2,11], expected [2,12]");
     // And the layer still works.
     layer.adjoint(y, dx);
-    DCHECK(distdl::testing::same_bits(dx, samples(x, 2 * std::size_t(me), 2)));
+    DCHECK(distdl::testing::same_bits(dx, x_piece));
 }
 
 DISTDL_CHECK(flatten_one_worker_and_idle, world_size >= 2) {
