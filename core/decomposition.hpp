@@ -46,6 +46,18 @@ std::pair<std::size_t, std::size_t> parts_meeting(const shape_t& offsets, std::s
 std::pair<std::size_t, std::size_t> balanced_parts_meeting(std::size_t n, std::size_t parts, std::size_t start,
                                                            std::size_t stop);
 
+// The range [first, last) from the first to the last part i < parts for which meets(i) holds
+// (first == last: none), by a scan: for parts whose intervals ascend along a dimension (a
+// kernel's windows over a balanced split), the parts that meet a given interval, and maybe
+// some of extent 0 between them.
+template <class Meets>
+std::pair<std::size_t, std::size_t> parts_where(std::size_t parts, Meets meets) {
+    std::size_t first = 0, last = parts;
+    while (first < parts && !meets(first)) ++first;
+    while (last > first && !meets(last - 1)) --last;
+    return {first, last};
+}
+
 // Calls visit(flat) for every index of the box [first[d], last[d]) of a row-major grid of
 // `shape`, in increasing flat order (nothing when the box is empty).
 template <class Visit>

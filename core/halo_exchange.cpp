@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
@@ -22,8 +23,9 @@
 // zero padding, owned by nobody). A worker receives from every q the overlap of q's owned box
 // with its window and sends every q the overlap of its owned box with q's window. Looking at
 // every worker, not only at grid neighbours, is what makes halos wider than a neighbour's
-// piece (small pieces, wide or dilated kernels) come out right; a worker whose window lies
-// inside its own piece (negative halo) simply receives nothing. The plan runs on the shared
+// piece (small pieces, wide or dilated kernels) come out right; it looks per dimension first,
+// so its cost grows with the grid's extents and the peers, not the grid's volume. A worker
+// whose window lies inside its own piece (negative halo) simply receives nothing. The plan runs on the shared
 // box-exchange engine (core/detail/box_exchange.hpp), which also agrees on each call's argument
 // checks (its step 4), so a wrong shape on one worker is an error on all.
 
@@ -82,34 +84,38 @@ struct halo_exchange<T>::state {
     state(const cartesian_partition& px, shape_t shape, kernel_geometry g)
         : P_x(px), global_shape(std::move(shape)), geometry(std::move(g)) {}
 
+    // The window of the worker at grid index i along dimension d: [lo, hi).
+    void window_along(std::size_t d, std::size_t i, signed_index& lo, signed_index& hi) const;
     window_box window_of(const shape_t& index) const;
     void plan();
 };
 
 template <class T>
+void halo_exchange<T>::state::window_along(std::size_t d, std::size_t i, signed_index& lo, signed_index& hi) const {
+    const std::size_t k = geometry.kernel_size[d], s = geometry.stride[d];
+    const std::size_t p = geometry.padding[d], dil = geometry.dilation[d];
+    const std::size_t m = kernel_output_length(global_shape[d], k, s, p, dil);
+    const std::size_t a = balanced_start(m, P_x.shape()[d], i);
+    const std::size_t b = balanced_stop(m, P_x.shape()[d], i);
+    // Every bound lies in [0, n + 2p], which the constructor checked fits a signed offset.
+    const char* what = "HaloExchange window bound";
+    lo = checked_signed(checked_mul(s, a, what), what) - checked_signed(p, what);
+    if (b <= a) {  // empty output block: needs nothing (an empty window at its start)
+        hi = lo;
+        return;
+    }
+    // Padded indices [s*a, s*(b-1) + dil*(k-1) + 1), shifted by -p into unpadded ones.
+    hi = checked_signed(checked_add(checked_add(checked_mul(s, b - 1, what), checked_mul(dil, k - 1, what), what), 1,
+                                    what),
+                        what) -
+         checked_signed(p, what);
+}
+
+template <class T>
 window_box halo_exchange<T>::state::window_of(const shape_t& index) const {
     const std::size_t dim = global_shape.size();
     window_box w{std::vector<signed_index>(dim), std::vector<signed_index>(dim)};
-    for (std::size_t d = 0; d < dim; ++d) {
-        const std::size_t k = geometry.kernel_size[d], s = geometry.stride[d];
-        const std::size_t p = geometry.padding[d], dil = geometry.dilation[d];
-        const std::size_t m = kernel_output_length(global_shape[d], k, s, p, dil);
-        const std::size_t a = balanced_start(m, P_x.shape()[d], index[d]);
-        const std::size_t b = balanced_stop(m, P_x.shape()[d], index[d]);
-        // Every bound lies in [0, n + 2p], which the constructor checked fits a signed offset.
-        const char* what = "HaloExchange window bound";
-        const signed_index lo = checked_signed(checked_mul(s, a, what), what) - checked_signed(p, what);
-        if (b <= a) {  // empty output block: needs nothing (an empty window at its start)
-            w.lo[d] = w.hi[d] = lo;
-            continue;
-        }
-        // Padded indices [s*a, s*(b-1) + dil*(k-1) + 1), shifted by -p into unpadded ones.
-        w.lo[d] = lo;
-        w.hi[d] = checked_signed(checked_add(checked_add(checked_mul(s, b - 1, what), checked_mul(dil, k - 1, what), what),
-                                             1, what),
-                                 what) -
-                  checked_signed(p, what);
-    }
+    for (std::size_t d = 0; d < dim; ++d) window_along(d, index[d], w.lo[d], w.hi[d]);
     return w;
 }
 
@@ -170,19 +176,34 @@ void halo_exchange<T>::state::plan() {
     p.source_shape = owned_shape;
     p.dest_shape = window_shape;
     shape_t start, stop;
-    for (int q = 0; q < P_x.size(); ++q) {
-        const shape_t q_index = unravel_index(static_cast<std::size_t>(q), px);
-        if (q == me) {
-            if (!overlap(owned, window, start, stop)) continue;
-            p.has_self = true;
-            p.self = {in_owned(start), in_window(start), extent_of(start, stop)};
-            continue;
-        }
-        // What q needs from me, and what I need from q.
-        if (overlap(owned, window_of(q_index), start, stop)) p.sends.push_back({q, in_owned(start), extent_of(start, stop)});
-        if (overlap(balanced_box(global_shape, px, q_index), window, start, stop))
-            p.receives.push_back({q, in_window(start), extent_of(start, stop)});
+    if (overlap(owned, window, start, stop)) {
+        p.has_self = true;
+        p.self = {in_owned(start), in_window(start), extent_of(start, stop)};
     }
+    // What each peer needs from me (its window meets my piece), and what I need from each (its
+    // piece meets my window), peers in ascending rank: per dimension, the range of grid indices
+    // whose windows (pieces) meet mine, then every worker of the product of the ranges.
+    shape_t send_first(dim), send_last(dim), receive_first(dim), receive_last(dim);
+    for (std::size_t d = 0; d < dim; ++d) {
+        std::tie(send_first[d], send_last[d]) = parts_where(px[d], [&](std::size_t i) {
+            signed_index lo, hi;
+            window_along(d, i, lo, hi);
+            return std::max(lo, signed_index(owned.start[d])) < std::min(hi, signed_index(owned.stop[d]));
+        });
+        std::tie(receive_first[d], receive_last[d]) = parts_where(px[d], [&](std::size_t i) {
+            const auto lo = signed_index(balanced_start(global_shape[d], px[d], i));
+            const auto hi = signed_index(balanced_stop(global_shape[d], px[d], i));
+            return std::max(lo, window.lo[d]) < std::min(hi, window.hi[d]);
+        });
+    }
+    for_each_grid_index(send_first, send_last, px, [&](std::size_t q) {
+        if (int(q) != me && overlap(owned, window_of(unravel_index(q, px)), start, stop))
+            p.sends.push_back({int(q), in_owned(start), extent_of(start, stop)});
+    });
+    for_each_grid_index(receive_first, receive_last, px, [&](std::size_t q) {
+        if (int(q) != me && overlap(balanced_box(global_shape, px, unravel_index(q, px)), window, start, stop))
+            p.receives.push_back({int(q), in_window(start), extent_of(start, stop)});
+    });
     exchange.emplace(std::move(p), forward_tag, adjoint_tag);
 }
 

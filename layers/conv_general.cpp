@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 
@@ -26,6 +27,15 @@ namespace {
 // Largest tensor rank (3 spatial dimensions) plus one word for the rank itself.
 constexpr std::size_t shape_record_words = 6;
 using shape_record = std::array<std::uint64_t, shape_record_words>;
+
+// Whether every member of `p` is a member of one of `among`: through a mask of the world's
+// ranks, linear in the members (a search per member took seconds at thousands of workers).
+bool members_within(const partition& p, std::initializer_list<const partition*> among) {
+    std::vector<char> in(std::size_t(p.world_comm()->size()), 0);
+    for (const partition* q : among)
+        for (int r : q->members()) in[std::size_t(r)] = 1;
+    return std::all_of(p.members().begin(), p.members().end(), [&](int r) { return in[std::size_t(r)] != 0; });
+}
 
 shape_record record_of(const shape_t& shape) {
     shape_record r{};
@@ -200,25 +210,12 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     // halo exchange and P_x = P_w it does: the marker goes along P_ci to P_w workers, which are
     // P_x workers, whose halo adjoint refuses on all of P_x = P_w together (also at batch 0,
     // where a status stands in for the exchange); enough when every P_y worker is one of them.
-    auto member_of = [](const partition& p, int r) {
-        return std::find(p.members().begin(), p.members().end(), r) != p.members().end();
-    };
-    check_dy_on_P_y = py.size() > 1 && !(any_halo && x_identity &&
-                                         std::all_of(py.members().begin(), py.members().end(),
-                                                     [&](int r) { return member_of(px, r); }));
+    check_dy_on_P_y = py.size() > 1 && !(any_halo && x_identity && members_within(py, {&px}));
     // Without a halo exchange, a refused dy also travels in the data: a marker along P_ci to its
     // row of P_w, then a disagreement in the sum along P_co that every P_w and P_x worker of it
     // sees (P_co > 1 whenever P_y has several workers). Enough when every P_y worker is among them.
-    if (check_dy_on_P_y && !any_halo && share_x &&
-        std::all_of(py.members().begin(), py.members().end(),
-                    [&](int r) { return member_of(pw, r) || member_of(px, r); }))
-        check_dy_on_P_y = false;
-    if (!any_halo && reduce_y) {
-        const auto& w_members = pw.members();
-        x_status_travels = std::all_of(px.members().begin(), px.members().end(), [&](int r) {
-            return std::find(w_members.begin(), w_members.end(), r) != w_members.end();
-        });
-    }
+    if (check_dy_on_P_y && !any_halo && share_x && members_within(py, {&pw, &px})) check_dy_on_P_y = false;
+    if (!any_halo && reduce_y) x_status_travels = members_within(px, {&pw});
 
     if (!pw.active()) return;
     const shape_t at = pw.index();

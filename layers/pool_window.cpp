@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <tuple>
 
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
@@ -290,33 +291,47 @@ void pool_window<T>::plan(const shape_t& global_shape) {
 
     // The exchange: every peer's piece ∩ my rim buffer comes in, my piece ∩ every peer's
     // buffer goes out; my own part is copied by gather() (only where the rim slabs read it).
-    std::vector<index_box> buffers(std::size_t(P_x.size())), pieces(std::size_t(P_x.size()));
-    for (std::size_t w = 0; w < buffers.size(); ++w) {
-        const shape_t idx = unravel_index(w, grid);
+    // Peers in ascending rank, found per dimension first (as in core's halo exchange): the
+    // range of grid indices whose buffers (pieces) meet my piece (buffer), then their product.
+    const auto buffer_of = [&](const shape_t& idx) {
         std::vector<signed_index> lo(rank), hi(rank);
         for (std::size_t t = 0; t < rank; ++t) plans[t].clipped_window(idx[t], lo[t], hi[t]);
-        buffers[w] = box_of(lo, hi);
-        pieces[w] = balanced_box(global_shape, grid, idx);
+        return box_of(lo, hi);
+    };
+    const index_box mine = balanced_box(global_shape, grid, at), my_buffer = buffer_of(at);
+    shape_t send_first(rank), send_last(rank), receive_first(rank), receive_last(rank);
+    for (std::size_t t = 0; t < rank; ++t) {
+        const auto& q = plans[t];
+        std::tie(send_first[t], send_last[t]) = parts_where(grid[t], [&](std::size_t i) {
+            signed_index lo, hi;
+            q.clipped_window(i, lo, hi);
+            return std::max(lo, signed_index(mine.start[t])) < std::min(hi, signed_index(mine.stop[t]));
+        });
+        std::tie(receive_first[t], receive_last[t]) = parts_where(grid[t], [&](std::size_t i) {
+            return std::max(q.piece_start(i), signed_index(my_buffer.start[t])) <
+                   std::min(q.piece_stop(i), signed_index(my_buffer.stop[t]));
+        });
     }
-    const index_box& mine = pieces[std::size_t(me)];
-    const index_box& my_buffer = buffers[std::size_t(me)];
     detail::box_exchange_plan plan;
     std::size_t sent = 0, received = 0;
-    for (std::size_t w = 0; w < buffers.size(); ++w) {
-        if (int(w) == me) continue;
-        const index_box out = intersect(mine, buffers[w]);
+    for_each_grid_index(send_first, send_last, grid, [&](std::size_t w) {
+        if (int(w) == me) return;
+        const index_box out = intersect(mine, buffer_of(unravel_index(w, grid)));
         if (const std::size_t v = volume(out.extent()); v > 0) {
             plan.sends.push_back({int(w), {sent}, {v}});
             sends_.push_back({minus(out.start, mine.start), out.extent(), sent});
             sent += v;
         }
-        const index_box in = intersect(pieces[w], my_buffer);
+    });
+    for_each_grid_index(receive_first, receive_last, grid, [&](std::size_t w) {
+        if (int(w) == me) return;
+        const index_box in = intersect(balanced_box(global_shape, grid, unravel_index(w, grid)), my_buffer);
         if (const std::size_t v = volume(in.extent()); v > 0) {
             plan.receives.push_back({int(w), {received}, {v}});
             receives_.push_back({minus(in.start, my_buffer.start), in.extent(), received});
             received += v;
         }
-    }
+    });
     plan.source_shape = {sent};
     plan.dest_shape = {received};
     plan_copies(sides, core_lo, core_hi);

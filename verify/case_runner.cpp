@@ -15,8 +15,9 @@
 
 namespace distdl::verify {
 
-// Two stages, each computed once: the inputs (needed before forward), then the reference
-// (only once forward succeeded, since a refused case may have no serial meaning). A failure
+// Three stages, each computed once: the inputs (needed before forward), then the reference
+// (only once forward succeeded, since a refused case may have no serial meaning), then the
+// parameters' reference (only for layers with parameters, after the first adjoint). A failure
 // of a stage is kept and rethrown to every worker that asks.
 class shared_reference {
   public:
@@ -26,6 +27,7 @@ class shared_reference {
         // compare_piece's scales of the global output and input gradient: their largest |value|,
         // or their largest sum of |terms| (case_problem::forward_bound, adjoint_bound) when larger
         double y_scale = 0, dx_scale = 0;
+        parameter_reference<T> parameters;  // layers with parameters
     };
 
     template <class T>
@@ -51,7 +53,7 @@ class shared_reference {
         std::exception_ptr failure;
     };
     std::mutex mutex_;
-    stage_state stages_[2];
+    stage_state stages_[3];
     std::shared_ptr<void> data_;  // pieces<T> of the case's dtype
 };
 
@@ -150,8 +152,10 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
     // Parameters: gradients against the reference, the dot-product test for each; the input's
     // test then uses the layer's linear part (offsets zero).
     if (problem->parameters) {
-        auto checked = check_parameters(*problem->layer, *problem->parameters, x, probe, rank, spec.seed, tolerance, y,
-                                        dx);
+        const auto& hook = *problem->parameters;
+        const auto& expected =
+            serial.stage<T>(2, [&](pieces& p) { p.parameters = reference_parameters(hook, p.x, p.probe); }).parameters;
+        auto checked = check_parameters(*problem->layer, hook, expected, x, probe, rank, spec.seed, tolerance, y, dx);
         result.adjoint_error = std::max(result.adjoint_error, checked.gradient_error);
         result.parameter_names = problem->parameters->names;
         result.parameter_terms = checked.terms;

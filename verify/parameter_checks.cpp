@@ -24,21 +24,38 @@ bool pairable(const tensor<T>& a, const tensor<T>& b) {
     return a.size() == b.size();
 }
 
-// The largest |value| of a parameter's whole gradient: over every worker's block of that name.
+// Raises each name's scale to the largest |value| of its gradient blocks in `all`.
 template <class T>
-double gradient_scale(const std::vector<std::vector<parameter<T>>>& all, const std::string& name) {
-    double largest = 0;
+void raise_scales(const std::vector<std::vector<parameter<T>>>& all, std::map<std::string, double>& scale) {
     for (const auto& list : all)
-        for (const auto& p : list)
-            if (p.name == name) largest = std::max(largest, largest_magnitude(p.grad));
-    return largest;
+        for (const auto& p : list) {
+            double& s = scale[p.name];
+            s = std::max(s, largest_magnitude(p.grad));
+        }
 }
 
 }  // namespace
 
 template <class T>
+parameter_reference<T> reference_parameters(const parameter_hook<T>& hook, const std::vector<tensor<T>>& x,
+                                            const std::vector<tensor<T>>& probe) {
+    parameter_reference<T> out;
+    out.expected = hook.reference(x, probe);
+    DISTDL_REQUIRE(out.expected.size() == x.size(),
+                   "parameter reference made " << out.expected.size() << " lists for " << x.size() << " workers");
+    // The gradients are bilinear in x and dy (the parameters' values do not enter them), so the
+    // reference on |x| and |dy| gives each element's sum of |terms|: the scale of its rounding
+    // error. The gradient's own values may cancel far below it (a bias gradient of one output
+    // channel sums a few dy of both signs), which no tolerance relative to them survives.
+    raise_scales(out.expected, out.gradient_scale);
+    raise_scales((hook.reference_bound ? hook.reference_bound : hook.reference)(absolute(x), absolute(probe)),
+                 out.gradient_scale);
+    return out;
+}
+
+template <class T>
 parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hook<T>& hook,
-                                           const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& probe,
+                                           const parameter_reference<T>& reference, const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& probe,
                                            std::size_t rank, std::uint64_t seed, double tolerance, tensor<T>& y,
                                            tensor<T>& dx) {
     parameter_check_result<T> out;
@@ -47,15 +64,7 @@ parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hoo
     };
 
     // 1. Ownership, initial values and gradients against the reference.
-    const auto all_expected = hook.reference(x, probe);
-    DISTDL_REQUIRE(all_expected.size() == x.size(),
-                   "parameter reference made " << all_expected.size() << " lists for " << x.size() << " workers");
-    const auto& expected = all_expected[rank];
-    // The gradients are bilinear in x and dy (the parameters' values do not enter them), so the
-    // reference on |x| and |dy| gives each element's sum of |terms|: the scale of its rounding
-    // error. The gradient's own values may cancel far below it (a bias gradient of one output
-    // channel sums a few dy of both signs), which no tolerance relative to them survives.
-    const auto all_bounds = (hook.reference_bound ? hook.reference_bound : hook.reference)(absolute(x), absolute(probe));
+    const auto& expected = reference.expected[rank];
     const auto owned = layer.parameters();
     if (owned.size() != expected.size()) {
         std::string got, want;
@@ -70,8 +79,7 @@ parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hoo
             }
             note(compare_piece(owned[i]->value, expected[i].value, true, tolerance, owned[i]->name + " value").problem);
             const auto g = compare_piece(owned[i]->grad, expected[i].grad, false, tolerance, owned[i]->name + " gradient",
-                                         std::max(gradient_scale(all_expected, owned[i]->name),
-                                                  gradient_scale(all_bounds, owned[i]->name)));
+                                         reference.gradient_scale.at(owned[i]->name));
             out.gradient_error = std::max(out.gradient_error, g.relative_error);
             note(g.problem);
         }
@@ -134,13 +142,15 @@ parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hoo
     return out;
 }
 
-template parameter_check_result<float> check_parameters<float>(module<float>&, const parameter_hook<float>&,
-                                                              const std::vector<tensor<float>>&,
-                                                              const std::vector<tensor<float>>&, std::size_t,
-                                                              std::uint64_t, double, tensor<float>&, tensor<float>&);
-template parameter_check_result<double> check_parameters<double>(module<double>&, const parameter_hook<double>&,
-                                                                const std::vector<tensor<double>>&,
-                                                                const std::vector<tensor<double>>&, std::size_t,
-                                                                std::uint64_t, double, tensor<double>&, tensor<double>&);
+#define DISTDL_INSTANTIATE(T)                                                                                   \
+    template parameter_reference<T> reference_parameters<T>(const parameter_hook<T>&, const std::vector<tensor<T>>&, \
+                                                            const std::vector<tensor<T>>&);                          \
+    template parameter_check_result<T> check_parameters<T>(module<T>&, const parameter_hook<T>&,                     \
+                                                           const parameter_reference<T>&, const std::vector<tensor<T>>&, \
+                                                           const std::vector<tensor<T>>&, std::size_t, std::uint64_t,   \
+                                                           double, tensor<T>&, tensor<T>&);
+DISTDL_INSTANTIATE(float)
+DISTDL_INSTANTIATE(double)
+#undef DISTDL_INSTANTIATE
 
 }  // namespace distdl::verify

@@ -4,6 +4,7 @@
 // dot-product test with respect to each parameter.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,20 @@ struct parameter_check_result {
     std::vector<dot_terms> terms; // this worker's share of the test for each of hook.names
 };
 
+// The serial side of the parameter checks, the same for every worker: computed once per case
+// (at thousands of workers, once per worker would cost thousands of whole-model references).
+template <class T>
+struct parameter_reference {
+    std::vector<std::vector<parameter<T>>> expected;  // per world rank: the parameters it owns
+    // Per parameter name: the largest |gradient| or sum of |terms| over every worker's block,
+    // the scale that block's rounding is judged against.
+    std::map<std::string, double> gradient_scale;
+};
+
+template <class T>
+parameter_reference<T> reference_parameters(const parameter_hook<T>& hook, const std::vector<tensor<T>>& x,
+                                            const std::vector<tensor<T>>& probe);
+
 // Call right after the first forward(x[rank]) and adjoint(probe[rank]) of the fresh layer.
 // Collective: every worker of the case calls it (it runs forward and adjoint again). When the
 // layer has offsets, y and dx are replaced by the layer's output and adjoint with the offsets
@@ -26,7 +41,7 @@ struct parameter_check_result {
 // and their gradients zero.
 template <class T>
 parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hook<T>& hook,
-                                           const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& probe,
+                                           const parameter_reference<T>& reference, const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& probe,
                                            std::size_t rank, std::uint64_t seed, double tolerance, tensor<T>& y,
                                            tensor<T>& dx);
 

@@ -16,6 +16,7 @@
 #include "reference/repartition.hpp"
 #include "verify/case_file.hpp"
 #include "verify/registry.hpp"
+#include "verify/runners/lazy.hpp"
 #include "verify/runners/pieces.hpp"
 
 namespace distdl::verify {
@@ -115,29 +116,32 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
     c.P_x_shape = px.shape;
     c.P_y_shape = py.shape;
     c.P_w_shape = pw.shape;
-    const auto model = std::make_shared<const conv_parameters<T>>(conv_initial_parameters<T>(c.spec));
+    using model_ptr = std::shared_ptr<const runners::lazy<conv_parameters<T>>>;
+    const auto model = std::make_shared<const runners::lazy<conv_parameters<T>>>(
+        [spec = c.spec] { return conv_initial_parameters<T>(spec); });
 
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     problem.input = [c](std::uint64_t seed) {
         return runners::random_input<T>(c.x_shape, c.P_x_shape, c.x_workers, c.world_size, seed);
     };
-    using model_ptr = std::shared_ptr<const conv_parameters<T>>;
     auto forward_with = [c, idle](model_ptr m) {
         return [c, m, idle](const std::vector<tensor<T>>& x) {
             const tensor<T> global = ref::assemble(pieces_of(x, c.x_workers), c.P_x_shape);
-            const tensor<T> y = ref::conv_forward(global, m->weight, c.spec.bias ? &m->bias : nullptr, c.geometry);
+            const auto& p = m->get();
+            const tensor<T> y = ref::conv_forward(global, p.weight, c.spec.bias ? &p.bias : nullptr, c.geometry);
             return place<T>(ref::split(y, c.P_y_shape), c.y_workers, c.world_size, idle);
         };
     };
     auto adjoint_with = [c, idle](model_ptr m) {
         return [c, m, idle](const std::vector<tensor<T>>& dy) {
             const tensor<T> global = ref::assemble(pieces_of(dy, c.y_workers), c.P_y_shape);
-            const tensor<T> dx = ref::conv_adjoint_input(global, m->weight, c.x_shape, c.geometry);
+            const tensor<T> dx = ref::conv_adjoint_input(global, m->get().weight, c.x_shape, c.geometry);
             return place<T>(ref::split(dx, c.P_x_shape), c.x_workers, c.world_size, idle);
         };
     };
-    const auto magnitudes =
-        std::make_shared<const conv_parameters<T>>(conv_parameters<T>{xt::abs(model->weight), xt::abs(model->bias)});
+    const auto magnitudes = std::make_shared<const runners::lazy<conv_parameters<T>>>([model] {
+        return conv_parameters<T>{xt::abs(model->get().weight), xt::abs(model->get().bias)};
+    });
     problem.forward = forward_with(model);
     problem.adjoint = adjoint_with(model);
     problem.forward_bound = forward_with(magnitudes);
@@ -153,6 +157,7 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
         const tensor<T> dy_global = ref::assemble(pieces_of(dy, c.y_workers), c.P_y_shape);
         const tensor<T> dw = ref::conv_adjoint_weight(x_global, dy_global, c.spec.weight_shape(), c.geometry);
         const tensor<T> db = ref::conv_adjoint_bias(dy_global);
+        const auto& initial = model->get();
         std::vector<std::vector<parameter<T>>> owned(static_cast<std::size_t>(c.world_size));
         const std::size_t P_co = c.P_w_shape[0], P_ci = c.P_w_shape[1];
         for (std::size_t w = 0; w < owned.size(); ++w) {
@@ -164,9 +169,9 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
             const std::size_t o1 = balanced_stop(c.spec.out_channels, P_co, at[0]);
             const std::size_t i0 = balanced_start(c.spec.in_channels, P_ci, at[1]);
             const std::size_t i1 = balanced_stop(c.spec.in_channels, P_ci, at[1]);
-            owned[w].push_back({"weight", weight_block(model->weight, o0, o1, i0, i1), weight_block(dw, o0, o1, i0, i1)});
+            owned[w].push_back({"weight", weight_block(initial.weight, o0, o1, i0, i1), weight_block(dw, o0, o1, i0, i1)});
             if (c.spec.bias && at[1] == 0)
-                owned[w].push_back({"bias", bias_block(model->bias, o0, o1), bias_block(db, o0, o1)});
+                owned[w].push_back({"bias", bias_block(initial.bias, o0, o1), bias_block(db, o0, o1)});
         }
         return owned;
     };

@@ -8,6 +8,7 @@
 #include "reference/linear.hpp"
 #include "verify/case_file.hpp"
 #include "verify/registry.hpp"
+#include "verify/runners/lazy.hpp"
 #include "verify/runners/pieces.hpp"
 
 namespace distdl::verify {
@@ -102,29 +103,33 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
     l.w_workers = spec.partition("P_w").workers;
     l.P_fi = spec.partition("P_x").shape[1];
     l.P_fo = spec.partition("P_y").shape[1];
-    const auto model = std::make_shared<const linear_parameters<T>>(
-        linear_initial_parameters<T>(l.in_features, l.out_features, linear_options{.bias = l.bias, .seed = l.model_seed}));
+    using model_ptr = std::shared_ptr<const runners::lazy<linear_parameters<T>>>;
+    const auto model = std::make_shared<const runners::lazy<linear_parameters<T>>>([l] {
+        return linear_initial_parameters<T>(l.in_features, l.out_features,
+                                            linear_options{.bias = l.bias, .seed = l.model_seed});
+    });
 
     problem.input = [l](std::uint64_t seed) {
         const tensor<T> global = random_tensor<T>({l.batch, l.in_features}, derive_seed(seed, input_data, 0));
         return split_columns(global, l.P_fi, l.x_workers, l.world_size);
     };
-    using model_ptr = std::shared_ptr<const linear_parameters<T>>;
     auto forward_with = [l](model_ptr m) {
         return [l, m](const std::vector<tensor<T>>& x) {
             const tensor<T> global = join_columns(x, l.x_workers, l.batch, l.in_features);
-            const tensor<T> y = l.bias ? ref::linear(global, m->weight, m->bias) : ref::linear(global, m->weight);
+            const auto& p = m->get();
+            const tensor<T> y = l.bias ? ref::linear(global, p.weight, p.bias) : ref::linear(global, p.weight);
             return split_columns(y, l.P_fo, l.y_workers, l.world_size);
         };
     };
     auto adjoint_with = [l](model_ptr m) {
         return [l, m](const std::vector<tensor<T>>& dy) {
             const tensor<T> global = join_columns(dy, l.y_workers, l.batch, l.out_features);
-            return split_columns(ref::linear_adjoint_input(global, m->weight), l.P_fi, l.x_workers, l.world_size);
+            return split_columns(ref::linear_adjoint_input(global, m->get().weight), l.P_fi, l.x_workers, l.world_size);
         };
     };
-    const auto magnitudes = std::make_shared<const linear_parameters<T>>(
-        linear_parameters<T>{xt::abs(model->weight), xt::abs(model->bias)});
+    const auto magnitudes = std::make_shared<const runners::lazy<linear_parameters<T>>>([model] {
+        return linear_parameters<T>{xt::abs(model->get().weight), xt::abs(model->get().bias)};
+    });
     problem.forward = forward_with(model);
     problem.adjoint = adjoint_with(model);
     problem.forward_bound = forward_with(magnitudes);
@@ -140,6 +145,7 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
         const tensor<T> dy_global = join_columns(dy, l.y_workers, l.batch, l.out_features);
         const tensor<T> dW = ref::linear_adjoint_weight(dy_global, x_global);
         const tensor<T> db = ref::linear_adjoint_bias(dy_global);
+        const auto& initial = model->get();
         std::vector<std::vector<parameter<T>>> owned(static_cast<std::size_t>(l.world_size));
         for (std::size_t w = 0; w < owned.size(); ++w) {
             const int p = rank_in(l.w_workers, w);
@@ -147,8 +153,8 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
             const std::size_t r = static_cast<std::size_t>(p) / l.P_fi, c = static_cast<std::size_t>(p) % l.P_fi;
             const std::size_t r0 = balanced_start(l.out_features, l.P_fo, r), r1 = balanced_stop(l.out_features, l.P_fo, r);
             const std::size_t c0 = balanced_start(l.in_features, l.P_fi, c), c1 = balanced_stop(l.in_features, l.P_fi, c);
-            owned[w].push_back({"weight", block(model->weight, r0, r1, c0, c1), block(dW, r0, r1, c0, c1)});
-            if (l.bias && c == 0) owned[w].push_back({"bias", segment(model->bias, r0, r1), segment(db, r0, r1)});
+            owned[w].push_back({"weight", block(initial.weight, r0, r1, c0, c1), block(dW, r0, r1, c0, c1)});
+            if (l.bias && c == 0) owned[w].push_back({"bias", segment(initial.bias, r0, r1), segment(db, r0, r1)});
         }
         return owned;
     };
