@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # How the simulator scales: generates the scale cases (Broadcast, SumReduce, AllSumReduce,
-# Repartition; 4x4 elements per worker) for worlds of 16 to 4,096 workers into a temporary
+# Repartition, HaloExchange, Feature/Channel/GeneralConv2d, Max/AvgPool2d, Linear; 4x4
+# elements per worker) for worlds of 16 to 4,096 workers into a temporary
 # folder, runs each case alone under /usr/bin/time and prints its time (as distdl-verify
 # measures the case) and the process's peak memory (the best of --repeat runs), and the growth
 # of both per 4x the workers (n log n growth would be 4x(1 + 2/log2 n): 4.8x from 1,024 to
@@ -22,7 +23,7 @@ while [[ $# -gt 0 ]]; do
     --repeat) repeat="$2"; shift 2 ;;
     --verify) verify="$2"; shift 2 ;;
     --time-limit) time_limit="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sim-scaling.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,7 +40,8 @@ declare -A last_seconds last_kib
 printf '%-8s %-14s %10s %12s %10s %10s  %s\n' workers layer "time (s)" "peak (MiB)" "time x4" "memory x4" result
 IFS=',' read -ra list <<<"$sizes"
 for n in "${list[@]}"; do
-  for layer in broadcast sum_reduce all_sum_reduce repartition; do
+  for layer in broadcast sum_reduce all_sum_reduce repartition halo_exchange feature_conv2d channel_conv2d \
+               general_conv2d max_pool2d avg_pool2d linear; do
     file="$(grep -l "\"world_size\": $n," "$work"/scale/"$layer"_*.json)"  # one per layer and size
     log="$work/log"
     result=PASS

@@ -780,8 +780,14 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
     // the n-th creation over the same member set meets in the same slot (as in MPI, creations
     // over one group must be called in the same order by its members).
     std::vector<int> members_sorted = ranks;
-    if (!std::is_sorted(members_sorted.begin(), members_sorted.end()))  // teams usually come sorted
-        std::sort(members_sorted.begin(), members_sorted.end());
+    if (!std::is_sorted(members_sorted.begin(), members_sorted.end())) {  // teams usually come sorted
+        // Through a mask of the ranks (create_sub checked them: distinct, in range), linear.
+        std::vector<char> listed(static_cast<std::size_t>(size()), 0);
+        for (int r : ranks) listed[static_cast<std::size_t>(r)] = 1;
+        members_sorted.clear();
+        for (std::size_t r = 0; r < listed.size(); ++r)
+            if (listed[r]) members_sorted.push_back(static_cast<int>(r));
+    }
     const std::uint64_t serial = creations_called_[member_set_key(members_sorted)]++;
     auto key = std::make_pair(std::move(members_sorted), serial);
 

@@ -319,12 +319,14 @@ def repartition_cases():
 
 # --------------------------------------------------------------------------------- scale
 def scale_cases(sizes, folder="scale"):
-    """The four primitives on square worlds of n = s*s workers, 4x4 elements per worker: what
-    the simulator must run at cluster scale (scripts/sim-scaling.sh times them)."""
+    """Square worlds of n = s*s workers, 4x4 elements (pixels) per worker: the four primitives,
+    HaloExchange, and a layer of each family with halos or parameters (few channels; Linear 4s
+    features). What the simulator must run at cluster scale (scripts/sim-scaling.sh times them)."""
     for n in sizes:
         s = round(n ** 0.5)
         assert s * s == n and s % 2 == 0, n
         every = rng(0, n)
+        layer_scale_cases(folder, n, s)
         case(folder, f"broadcast_1_to_{s}x{s}", f"Broadcast from one worker to all {n}", "Broadcast", n,
              {"P_x": ([0], [1, 1]), "P_y": (every, [s, s])}, [4, 4])
         case(folder, f"sum_reduce_{s}x{s}_to_1", f"SumReduce of all {n} workers onto one", "SumReduce", n,
@@ -333,6 +335,30 @@ def scale_cases(sizes, folder="scale"):
              {"P_x": (every, [s, s])}, [4, 4], {"axes_reduce": [0, 1]})
         case(folder, f"repartition_{s}x{s}_to_{2 * s}x{s // 2}", f"Repartition of {n} workers, 4x4 elements each",
              "Repartition", n, {"P_x": (every, [s, s]), "P_y": (every, [2 * s, s // 2])}, [4 * s, 4 * s])
+
+
+def layer_scale_cases(folder, n, s):
+    every, h = rng(0, n), s // 2
+    image = {"P_x": (every, [1, 1, s, s])}
+    conv3 = {"kernel_size": 3, "padding": 1}
+    case(folder, f"halo_exchange_{s}x{s}", f"HaloExchange of a 3x3 kernel, padding 1, over {n} workers",
+         "HaloExchange", n, {"P_x": (every, [s, s])}, [4 * s, 4 * s], {"kernel_size": [3, 3], "padding": [1, 1]})
+    case(folder, f"feature_conv2d_{s}x{s}", f"FeatureConv2d 2 -> 3 channels over a {s}x{s} grid of the image",
+         "FeatureConv2d", n, image, [1, 2, 4 * s, 4 * s], {"in_channels": 2, "out_channels": 3, **conv3})
+    case(folder, f"channel_conv2d_{s}x{s}", f"ChannelConv2d {s} -> {s} channels over P_w {s}x{s}",
+         "ChannelConv2d", n, {"P_x": (rng(0, s), [1, s, 1, 1]), "P_y": (rng(0, s), [1, s, 1, 1]),
+                              "P_w": (every, [s, s, 1, 1])}, [1, s, 4, 4], {"in_channels": s, "out_channels": s, **conv3})
+    case(folder, f"general_conv2d_2x2x{h}x{h}", f"GeneralConv2d 4 -> 4 channels over P_w 2x2x{h}x{h}",
+         "GeneralConv2d", n, {"P_x": (rng(0, n // 2), [1, 2, h, h]), "P_y": (rng(0, n // 2), [1, 2, h, h]),
+                              "P_w": (every, [2, 2, h, h])}, [1, 4, 4 * h, 4 * h],
+         {"in_channels": 4, "out_channels": 4, **conv3})
+    case(folder, f"max_pool2d_{s}x{s}", f"MaxPool2d 2x2 over a {s}x{s} grid of the image", "MaxPool2d", n, image,
+         [1, 2, 4 * s, 4 * s], {"kernel_size": 2})
+    case(folder, f"avg_pool2d_{s}x{s}", f"AvgPool2d 3x3, stride 2, padding 1 over a {s}x{s} grid of the image",
+         "AvgPool2d", n, image, [1, 2, 4 * s, 4 * s], {"kernel_size": 3, "stride": 2, "padding": 1})
+    case(folder, f"linear_{s}x{s}", f"Linear {4 * s} -> {4 * s} features over P_w {s}x{s}", "Linear", n,
+         {"P_x": (rng(0, s), [1, s]), "P_y": (rng(0, s), [1, s]), "P_w": (every, [s, s])}, [2, 4 * s],
+         {"in_features": 4 * s, "out_features": 4 * s})
 
 
 # --------------------------------------------------------------------------------- HaloExchange

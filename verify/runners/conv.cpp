@@ -31,7 +31,7 @@ enum class conv_family { feature, channel, general, select };
 
 struct conv_case {
     std::size_t dims = 0;
-    std::vector<int> x_workers, y_workers, w_workers;
+    const std::vector<int>*x_workers = nullptr, *y_workers = nullptr, *w_workers = nullptr;  // the spec's lists
     shape_t P_x_shape, P_y_shape, P_w_shape, x_shape;
     conv_spec spec;
     ref::conv_geometry geometry;
@@ -110,9 +110,9 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
     const auto& px = spec.partition("P_x");
     const auto& py = only_x ? px : spec.partition("P_y");
     const auto& pw = only_x ? px : spec.partition("P_w");
-    c.x_workers = px.workers;
-    c.y_workers = py.workers;
-    c.w_workers = pw.workers;
+    c.x_workers = &px.workers;
+    c.y_workers = &py.workers;
+    c.w_workers = &pw.workers;
     c.P_x_shape = px.shape;
     c.P_y_shape = py.shape;
     c.P_w_shape = pw.shape;
@@ -122,21 +122,21 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
 
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     problem.input = [c](std::uint64_t seed) {
-        return runners::random_input<T>(c.x_shape, c.P_x_shape, c.x_workers, c.world_size, seed);
+        return runners::random_input<T>(c.x_shape, c.P_x_shape, *c.x_workers, c.world_size, seed);
     };
     auto forward_with = [c, idle](model_ptr m) {
         return [c, m, idle](const std::vector<tensor<T>>& x) {
-            const tensor<T> global = ref::assemble(pieces_of(x, c.x_workers), c.P_x_shape);
+            const tensor<T> global = ref::assemble(pieces_of(x, *c.x_workers), c.P_x_shape);
             const auto& p = m->get();
             const tensor<T> y = ref::conv_forward(global, p.weight, c.spec.bias ? &p.bias : nullptr, c.geometry);
-            return place<T>(ref::split(y, c.P_y_shape), c.y_workers, c.world_size, idle);
+            return place<T>(ref::split(y, c.P_y_shape), *c.y_workers, c.world_size, idle);
         };
     };
     auto adjoint_with = [c, idle](model_ptr m) {
         return [c, m, idle](const std::vector<tensor<T>>& dy) {
-            const tensor<T> global = ref::assemble(pieces_of(dy, c.y_workers), c.P_y_shape);
+            const tensor<T> global = ref::assemble(pieces_of(dy, *c.y_workers), c.P_y_shape);
             const tensor<T> dx = ref::conv_adjoint_input(global, m->get().weight, c.x_shape, c.geometry);
-            return place<T>(ref::split(dx, c.P_x_shape), c.x_workers, c.world_size, idle);
+            return place<T>(ref::split(dx, c.P_x_shape), *c.x_workers, c.world_size, idle);
         };
     };
     const auto magnitudes = std::make_shared<const runners::lazy<conv_parameters<T>>>([model] {
@@ -153,15 +153,15 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
     // Worker (co, ci, 0..0) of P_w owns the weight block of output channels balanced(C_out,
     // P_co, co) and input channels balanced(C_in, P_ci, ci); with ci = 0 also that bias block.
     hook->reference = [c, model](const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& dy) {
-        const tensor<T> x_global = ref::assemble(pieces_of(x, c.x_workers), c.P_x_shape);
-        const tensor<T> dy_global = ref::assemble(pieces_of(dy, c.y_workers), c.P_y_shape);
+        const tensor<T> x_global = ref::assemble(pieces_of(x, *c.x_workers), c.P_x_shape);
+        const tensor<T> dy_global = ref::assemble(pieces_of(dy, *c.y_workers), c.P_y_shape);
         const tensor<T> dw = ref::conv_adjoint_weight(x_global, dy_global, c.spec.weight_shape(), c.geometry);
         const tensor<T> db = ref::conv_adjoint_bias(dy_global);
         const auto& initial = model->get();
         std::vector<std::vector<parameter<T>>> owned(static_cast<std::size_t>(c.world_size));
         const std::size_t P_co = c.P_w_shape[0], P_ci = c.P_w_shape[1];
         for (std::size_t w = 0; w < owned.size(); ++w) {
-            const int p = rank_in(c.w_workers, w);
+            const int p = rank_in(*c.w_workers, w);
             if (p < 0) continue;
             const shape_t at = unravel_index(static_cast<std::size_t>(p), c.P_w_shape);
             if (std::any_of(at.begin() + 2, at.end(), [](std::size_t i) { return i != 0; })) continue;

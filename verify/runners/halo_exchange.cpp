@@ -15,7 +15,7 @@ using runners::pieces_of;
 using runners::place;
 
 struct halo_case {
-    std::vector<int> workers;
+    const std::vector<int>* workers = nullptr;  // the spec's
     shape_t P_x_shape, x_shape;
     kernel_geometry geometry;
     int world_size = 0;
@@ -24,7 +24,7 @@ struct halo_case {
 template <class T>
 case_problem<T> make_halo_exchange(const case_spec& spec, const case_world& world) {
     halo_case h;
-    h.workers = spec.partition("P_x").workers;
+    h.workers = &spec.partition("P_x").workers;
     h.P_x_shape = spec.partition("P_x").shape;
     h.x_shape = spec.x_shape;
     h.world_size = spec.world_size;
@@ -38,19 +38,19 @@ case_problem<T> make_halo_exchange(const case_spec& spec, const case_world& worl
     problem.layer = std::make_unique<halo_exchange<T>>(world.get("P_x"), h.x_shape, h.geometry);
     auto idle = [](std::size_t) { return runners::no_piece<T>(); };
     problem.input = [h](std::uint64_t seed) {
-        return runners::random_input<T>(h.x_shape, h.P_x_shape, h.workers, h.world_size, seed);
+        return runners::random_input<T>(h.x_shape, h.P_x_shape, *h.workers, h.world_size, seed);
     };
     problem.forward = [h, idle](const std::vector<tensor<T>>& x) {
-        const tensor<T> global = ref::assemble(pieces_of(x, h.workers), h.P_x_shape);
+        const tensor<T> global = ref::assemble(pieces_of(x, *h.workers), h.P_x_shape);
         const auto& g = h.geometry;
         return place<T>(ref::halo_exchange(global, h.P_x_shape, g.kernel_size, g.stride, g.padding, g.dilation),
-                        h.workers, h.world_size, idle);
+                        *h.workers, h.world_size, idle);
     };
     problem.adjoint = [h, idle](const std::vector<tensor<T>>& dy) {
         const auto& g = h.geometry;
-        return place<T>(ref::halo_exchange_adjoint(pieces_of(dy, h.workers), h.x_shape, h.P_x_shape, g.kernel_size,
+        return place<T>(ref::halo_exchange_adjoint(pieces_of(dy, *h.workers), h.x_shape, h.P_x_shape, g.kernel_size,
                                                    g.stride, g.padding, g.dilation),
-                        h.workers, h.world_size, idle);
+                        *h.workers, h.world_size, idle);
     };
     problem.forward_exact = true;   // copies of owned values (and zeros)
     problem.adjoint_exact = false;  // ghosts are added into their owners

@@ -18,7 +18,7 @@ namespace {
 using runners::rank_in;
 
 struct linear_layout {
-    std::vector<int> x_workers, y_workers, w_workers;
+    const std::vector<int>*x_workers = nullptr, *y_workers = nullptr, *w_workers = nullptr;  // the spec's lists
     std::size_t P_fi = 0, P_fo = 0;  // from P_x and P_y (the layer refuses inconsistent P_w)
     std::size_t batch = 0, in_features = 0, out_features = 0;
     bool bias = true;
@@ -98,9 +98,9 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
                    "Linear case: x_shape " << format_list(spec.x_shape) << " must be [batch, in_features = "
                                            << l.in_features << "]");
     l.batch = spec.x_shape[0];
-    l.x_workers = spec.partition("P_x").workers;
-    l.y_workers = spec.partition("P_y").workers;
-    l.w_workers = spec.partition("P_w").workers;
+    l.x_workers = &spec.partition("P_x").workers;
+    l.y_workers = &spec.partition("P_y").workers;
+    l.w_workers = &spec.partition("P_w").workers;
     l.P_fi = spec.partition("P_x").shape[1];
     l.P_fo = spec.partition("P_y").shape[1];
     using model_ptr = std::shared_ptr<const runners::lazy<linear_parameters<T>>>;
@@ -111,20 +111,20 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
 
     problem.input = [l](std::uint64_t seed) {
         const tensor<T> global = random_tensor<T>({l.batch, l.in_features}, derive_seed(seed, input_data, 0));
-        return split_columns(global, l.P_fi, l.x_workers, l.world_size);
+        return split_columns(global, l.P_fi, *l.x_workers, l.world_size);
     };
     auto forward_with = [l](model_ptr m) {
         return [l, m](const std::vector<tensor<T>>& x) {
-            const tensor<T> global = join_columns(x, l.x_workers, l.batch, l.in_features);
+            const tensor<T> global = join_columns(x, *l.x_workers, l.batch, l.in_features);
             const auto& p = m->get();
             const tensor<T> y = l.bias ? ref::linear(global, p.weight, p.bias) : ref::linear(global, p.weight);
-            return split_columns(y, l.P_fo, l.y_workers, l.world_size);
+            return split_columns(y, l.P_fo, *l.y_workers, l.world_size);
         };
     };
     auto adjoint_with = [l](model_ptr m) {
         return [l, m](const std::vector<tensor<T>>& dy) {
-            const tensor<T> global = join_columns(dy, l.y_workers, l.batch, l.out_features);
-            return split_columns(ref::linear_adjoint_input(global, m->get().weight), l.P_fi, l.x_workers, l.world_size);
+            const tensor<T> global = join_columns(dy, *l.y_workers, l.batch, l.out_features);
+            return split_columns(ref::linear_adjoint_input(global, m->get().weight), l.P_fi, *l.x_workers, l.world_size);
         };
     };
     const auto magnitudes = std::make_shared<const runners::lazy<linear_parameters<T>>>([model] {
@@ -141,14 +141,14 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
     // Worker (r, c) of P_w (row-major in its worker list) owns rows balanced(out, P_fo, r) and
     // columns balanced(in, P_fi, c) of W and dW; column 0 also the same rows of b and db.
     hook->reference = [l, model](const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& dy) {
-        const tensor<T> x_global = join_columns(x, l.x_workers, l.batch, l.in_features);
-        const tensor<T> dy_global = join_columns(dy, l.y_workers, l.batch, l.out_features);
+        const tensor<T> x_global = join_columns(x, *l.x_workers, l.batch, l.in_features);
+        const tensor<T> dy_global = join_columns(dy, *l.y_workers, l.batch, l.out_features);
         const tensor<T> dW = ref::linear_adjoint_weight(dy_global, x_global);
         const tensor<T> db = ref::linear_adjoint_bias(dy_global);
         const auto& initial = model->get();
         std::vector<std::vector<parameter<T>>> owned(static_cast<std::size_t>(l.world_size));
         for (std::size_t w = 0; w < owned.size(); ++w) {
-            const int p = rank_in(l.w_workers, w);
+            const int p = rank_in(*l.w_workers, w);
             if (p < 0) continue;
             const std::size_t r = static_cast<std::size_t>(p) / l.P_fi, c = static_cast<std::size_t>(p) % l.P_fi;
             const std::size_t r0 = balanced_start(l.out_features, l.P_fo, r), r1 = balanced_stop(l.out_features, l.P_fo, r);

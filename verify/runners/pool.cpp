@@ -24,7 +24,7 @@ using runners::pieces_of;
 enum class pool_kind { max, avg };
 
 struct pool_case {
-    std::vector<int> workers;
+    const std::vector<int>* workers = nullptr;  // the spec's
     shape_t P_x_shape, x_shape;
     ref::pool_geometry geometry;
     int world_size = 0;
@@ -38,7 +38,7 @@ std::vector<std::size_t> option_or_empty(const case_spec& spec, const char* name
 template <class T, pool_kind kind, std::size_t spatial_dims>
 case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     pool_case c;
-    c.workers = spec.partition("P_x").workers;
+    c.workers = &spec.partition("P_x").workers;
     c.P_x_shape = spec.partition("P_x").shape;
     c.x_shape = spec.x_shape;
     c.world_size = spec.world_size;
@@ -58,24 +58,24 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     // The point of the last reference forward: max pooling's adjoint depends on it.
     auto point = std::make_shared<tensor<T>>();
     problem.input = [c](std::uint64_t seed) {
-        return runners::split_on(random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0)), c.P_x_shape, c.workers,
+        return runners::split_on(random_tensor<T>(c.x_shape, derive_seed(seed, input_data, 0)), c.P_x_shape, *c.workers,
                                  c.world_size);
     };
     // The pooled pieces of a whole input.
     auto pooled = [c](const tensor<T>& global) {
         const tensor<T> y = kind == pool_kind::max ? ref::max_pool(global, c.geometry) : ref::avg_pool(global, c.geometry);
-        return runners::split_on(y, c.P_x_shape, c.workers, c.world_size);
+        return runners::split_on(y, c.P_x_shape, *c.workers, c.world_size);
     };
     problem.forward = [c, pooled, point](const std::vector<tensor<T>>& x) {
-        *point = ref::assemble(pieces_of(x, c.workers), c.P_x_shape);
+        *point = ref::assemble(pieces_of(x, *c.workers), c.P_x_shape);
         return pooled(*point);
     };
     problem.adjoint = [c, point](const std::vector<tensor<T>>& dy) {
         DISTDL_REQUIRE(point->size() == volume(c.x_shape), "pool runner: the reference adjoint needs a forward first");
-        const tensor<T> dy_global = ref::assemble(pieces_of(dy, c.workers), c.P_x_shape);
+        const tensor<T> dy_global = ref::assemble(pieces_of(dy, *c.workers), c.P_x_shape);
         const tensor<T> dx = kind == pool_kind::max ? ref::max_pool_adjoint(*point, dy_global, c.geometry)
                                                     : ref::avg_pool_adjoint(dy_global, c.x_shape, c.geometry);
-        return runners::split_on(dx, c.P_x_shape, c.workers, c.world_size);
+        return runners::split_on(dx, c.P_x_shape, *c.workers, c.world_size);
     };
     problem.forward_exact = kind == pool_kind::max;  // a max is one of the inputs
     problem.adjoint_exact = false;                   // overlapping windows add up
@@ -83,7 +83,7 @@ case_problem<T> make_pool(const case_spec& spec, const case_world& world) {
     // |terms|; a maximum's magnitude is at most its window's largest. Max pooling's bound leaves
     // the point of the adjoint where it is.
     problem.forward_bound = [c, pooled](const std::vector<tensor<T>>& x) {
-        return pooled(ref::assemble(pieces_of(x, c.workers), c.P_x_shape));
+        return pooled(ref::assemble(pieces_of(x, *c.workers), c.P_x_shape));
     };
     problem.adjoint_bound = problem.adjoint;
     return problem;
