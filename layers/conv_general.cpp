@@ -176,15 +176,16 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     if (px.active()) P_x_team.emplace(partition::world(px.comm()).create_cartesian_topology_partition(px.shape()));
     layer_comm = detail::layer_workers_comm({&px, &py, &pw});
 
-    // P_w ordered (ci, co, j): its reduction into P_y sums along P_ci.
+    // P_w ordered (ci, co, j): its reduction into P_y sums along P_ci. Worker (co, ci, j) of
+    // P_w is rank (co * P_ci + ci) * spatial + j (row-major), j the spatial index flattened.
+    const std::size_t spatial = volume(w_grid) / std::max<std::size_t>(P_co * P_ci, 1);
     shape_t by_input = w_grid;
     std::swap(by_input[0], by_input[1]);
     std::vector<int> order;
-    for (std::size_t f = 0; f < volume(by_input); ++f) {
-        shape_t at = unravel_index(f, by_input);
-        std::swap(at[0], at[1]);
-        order.push_back(static_cast<int>(ravel_index(at, w_grid)));
-    }
+    order.reserve(volume(w_grid));
+    for (std::size_t ci = 0; ci < P_ci; ++ci)
+        for (std::size_t co = 0; co < P_co; ++co)
+            for (std::size_t j = 0; j < spatial; ++j) order.push_back(static_cast<int>((co * P_ci + ci) * spatial + j));
     const cartesian_partition P_w_by_input = regrid(pw, order, by_input);
     y_identity = P_w_by_input == py;
 
@@ -194,12 +195,7 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     owner_grid[1] = P_ci;
     if (!param_identity) {
         std::vector<int> owners;
-        for (std::size_t f = 0; f < P_co * P_ci; ++f) {
-            shape_t at(dims + 2, 0);
-            at[0] = f / P_ci;
-            at[1] = f % P_ci;
-            owners.push_back(static_cast<int>(ravel_index(at, w_grid)));
-        }
+        for (std::size_t f = 0; f < P_co * P_ci; ++f) owners.push_back(static_cast<int>(f * spatial));
         share_params = std::make_unique<broadcast<T>>(regrid(pw, owners, owner_grid), pw);
     }
     if (!x_identity) share_x = std::make_unique<broadcast<T>>(px, pw);
@@ -283,9 +279,9 @@ std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
     auto worker = [&](std::size_t w) {
         return "x on P_x worker " + std::to_string(w) + " (world rank " + std::to_string(P_x.members()[w]) + ")";
     };
+    const std::size_t per_channel_index = volume(shape_t(grid.begin() + 2, grid.end()));  // row-major
     for (std::size_t w = 0; w < all.size(); ++w) {
-        const shape_t at = unravel_index(w, grid);
-        const std::size_t channels = balanced_size(spec.in_channels, grid[1], at[1]);
+        const std::size_t channels = balanced_size(spec.in_channels, grid[1], w / per_channel_index % grid[1]);
         if (all[w][0] != dims + 2 || all[w][2] != channels) {
             problem << layer << ": " << worker(w) << " has shape " << describe(all[w]) << ", expected [batch, "
                     << channels << ", " << dims << " spatial extent" << (dims == 1 ? "" : "s") << "]";

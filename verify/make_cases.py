@@ -321,7 +321,8 @@ def repartition_cases():
 def scale_cases(sizes, folder="scale"):
     """Square worlds of n = s*s workers, 4x4 elements (pixels) per worker: the four primitives,
     HaloExchange, and a layer of each family with halos or parameters (few channels; Linear 4s
-    features). What the simulator must run at cluster scale (scripts/sim-scaling.sh times them)."""
+    features), and three refusals. What the simulator must run at cluster scale
+    (scripts/sim-scaling.sh times the cases that pass)."""
     for n in sizes:
         s = round(n ** 0.5)
         assert s * s == n and s % 2 == 0, n
@@ -356,9 +357,23 @@ def layer_scale_cases(folder, n, s):
          [1, 2, 4 * s, 4 * s], {"kernel_size": 2})
     case(folder, f"avg_pool2d_{s}x{s}", f"AvgPool2d 3x3, stride 2, padding 1 over a {s}x{s} grid of the image",
          "AvgPool2d", n, image, [1, 2, 4 * s, 4 * s], {"kernel_size": 3, "stride": 2, "padding": 1})
-    case(folder, f"linear_{s}x{s}", f"Linear {4 * s} -> {4 * s} features over P_w {s}x{s}", "Linear", n,
-         {"P_x": (rng(0, s), [1, s]), "P_y": (rng(0, s), [1, s]), "P_w": (every, [s, s])}, [2, 4 * s],
-         {"in_features": 4 * s, "out_features": 4 * s})
+    linear = {"P_x": (rng(0, s), [1, s]), "P_y": (rng(0, s), [1, s]), "P_w": (every, [s, s])}
+    case(folder, f"linear_{s}x{s}", f"Linear {4 * s} -> {4 * s} features over P_w {s}x{s}", "Linear", n, linear,
+         [2, 4 * s], {"in_features": 4 * s, "out_features": 4 * s})
+    # Refusals: every worker ends with the error, none waits (at the first call; at construction).
+    case(folder, f"feature_conv2d_{s}x{s}_wrong_channels_refused",
+         f"FeatureConv2d learning its input shape is given 3 channels for 2, on all {n} workers", "FeatureConv2d", n,
+         image, [1, 3, 4 * s, 4 * s], {"in_channels": 2, "out_channels": 3, **conv3}, input_shape="learnt",
+         expect=refuse("FeatureConv2d: x on P_x worker 0 (world rank 0) has shape [1,3,4,4], expected [batch, 2, "
+                       "2 spatial extents]"))
+    case(folder, f"linear_{s}x{s}_half_P_x_refused", f"Linear with P_x 1x{h} against P_w {s}x{s}", "Linear", n,
+         {**linear, "P_x": (rng(0, h), [1, h])}, [2, 4 * s], {"in_features": 4 * s, "out_features": 4 * s},
+         expect=refuse(f"Linear: P_W shape [{s},{s}] does not match P_x shape [1,{h}] in the in_features split "
+                       f"(P_W dimension 1: {s} vs P_x dimension 1: {h})"))
+    case(folder, f"max_pool2d_{s}x{s}_kernel_too_large_refused", "A kernel longer than the image",
+         "MaxPool2d", n, image, [1, 2, 4 * s, 4 * s], {"kernel_size": [4 * s + 1, 1]},
+         expect=refuse(f"MaxPool2d: kernel {4 * s + 1} (dilation 1, extent {4 * s + 1}) does not fit in spatial "
+                       f"dimension 0 of length {4 * s}"))
 
 
 # --------------------------------------------------------------------------------- HaloExchange
