@@ -5,7 +5,6 @@
 #include <exception>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <optional>
 
 #include "core/error.hpp"
@@ -15,51 +14,16 @@
 
 namespace distdl::verify {
 
-// Three stages, each computed once: the inputs (needed before forward), then the reference
-// (only once forward succeeded, since a refused case may have no serial meaning), then the
-// parameters' reference (only for layers with parameters, after the first adjoint). A failure
-// of a stage is kept and rethrown to every worker that asks.
-class shared_reference {
-  public:
-    template <class T>
-    struct pieces {
-        std::vector<tensor<T>> x, want_y, probe, want_dx;
-        // compare_piece's scales of the global output and input gradient: their largest |value|,
-        // or their largest sum of |terms| (case_problem::forward_bound, adjoint_bound) when larger
-        double y_scale = 0, dx_scale = 0;
-        parameter_reference<T> parameters;  // layers with parameters
-    };
-
-    template <class T>
-    const pieces<T>& stage(int which, const std::function<void(pieces<T>&)>& compute) {
-        std::lock_guard<std::mutex> held(mutex_);
-        auto& state = stages_[which];
-        if (!state.done) {
-            if (!data_) data_ = std::make_shared<pieces<T>>();
-            try {
-                compute(*std::static_pointer_cast<pieces<T>>(data_));
-            } catch (...) {
-                state.failure = std::current_exception();
-            }
-            state.done = true;
-        }
-        if (state.failure) std::rethrow_exception(state.failure);
-        return *std::static_pointer_cast<pieces<T>>(data_);
-    }
-
-  private:
-    struct stage_state {
-        bool done = false;
-        std::exception_ptr failure;
-    };
-    std::mutex mutex_;
-    stage_state stages_[3];
-    std::shared_ptr<void> data_;  // pieces<T> of the case's dtype
-};
-
-std::shared_ptr<shared_reference> make_shared_reference() { return std::make_shared<shared_reference>(); }
-
 namespace {
+
+// The reference's output, the adjoint probe and the reference's adjoint, with the scales
+// compare_piece judges them by: their largest |value|, or their largest sum of |terms|
+// (case_problem::forward_bound, adjoint_bound) when larger.
+template <class T>
+struct reference_pieces {
+    std::vector<tensor<T>> want_y, probe, want_dx;
+    double y_scale = 0, dx_scale = 0;
+};
 
 case_world build_world(const case_spec& spec, const std::shared_ptr<communicator>& comm) {
     case_world world{partition::world(comm), {}};
@@ -72,7 +36,7 @@ case_world build_world(const case_spec& spec, const std::shared_ptr<communicator
 
 template <class T>
 worker_result run_typed(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& comm,
-                        shared_reference* shared) {
+                        serial_memo* shared) {
     worker_result result;
     result.rank = comm->rank();
     const auto rank = static_cast<std::size_t>(result.rank);
@@ -100,19 +64,21 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
         if (result.problem.empty() && !problem.empty()) result.problem = problem;
     };
 
+    // The serial side, shared with the other workers of this process when `shared` is given;
+    // each part only once a worker needs it (a refused case may have no serial meaning).
+    serial_memo own;
+    serial_memo& serial = shared ? *shared : own;
     std::optional<case_world> world;
     std::optional<case_problem<T>> problem;
     if (!attempt([&] {
             world.emplace(build_world(spec, comm));
+            world->serial = &serial;
             problem.emplace(factory_of<T>(runner)(spec, *world));
         }))
         return result;
 
-    // The serial side, shared with the other workers of this process when `shared` is given.
-    shared_reference own;
-    shared_reference& serial = shared ? *shared : own;
-    using pieces = shared_reference::pieces<T>;
-    const auto& x = serial.stage<T>(0, [&](pieces& p) { p.x = problem->input(spec.seed); }).x;
+    using pieces = std::vector<tensor<T>>;
+    const auto& x = serial.once<pieces>(case_world::input_key, [&] { return problem->input(spec.seed); });
     DISTDL_REQUIRE(x.size() == static_cast<std::size_t>(spec.world_size),
                    spec.layer << " runner made " << x.size() << " input pieces for " << spec.world_size << " workers");
     tensor<T> y;
@@ -120,18 +86,20 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
     if (expect_error) return result;  // not refused: the verdict says so
 
     const double tolerance = equivalence_tolerance(dtype_of<T>());
-    const auto& reference = serial.stage<T>(1, [&](pieces& p) {
-        p.want_y = problem->forward(p.x);
+    const auto& reference = serial.once<reference_pieces<T>>("reference", [&] {
+        reference_pieces<T> p;
+        p.want_y = problem->forward(x);
         // The adjoint probe: random, independent of x, with the reference output shapes.
         for (std::size_t i = 0; i < p.want_y.size(); ++i)
             p.probe.push_back(random_tensor<T>(shape_of(p.want_y[i]), derive_seed(spec.seed, adjoint_probe, i)));
-        if (p.want_y.size() == p.x.size()) p.want_dx = problem->adjoint(p.probe);
+        if (p.want_y.size() == x.size()) p.want_dx = problem->adjoint(p.probe);
         p.y_scale = largest_magnitude(p.want_y);
         p.dx_scale = largest_magnitude(p.want_dx);
         if (problem->forward_bound)
-            p.y_scale = std::max(p.y_scale, largest_magnitude(problem->forward_bound(absolute(p.x))));
+            p.y_scale = std::max(p.y_scale, largest_magnitude(problem->forward_bound(absolute(x))));
         if (problem->adjoint_bound && !p.want_dx.empty())
             p.dx_scale = std::max(p.dx_scale, largest_magnitude(problem->adjoint_bound(absolute(p.probe))));
+        return p;
     });
     const auto& want_y = reference.want_y;
     DISTDL_REQUIRE(want_y.size() == x.size(), spec.layer << " reference made " << want_y.size() << " output pieces");
@@ -153,8 +121,8 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
     // test then uses the layer's linear part (offsets zero).
     if (problem->parameters) {
         const auto& hook = *problem->parameters;
-        const auto& expected =
-            serial.stage<T>(2, [&](pieces& p) { p.parameters = reference_parameters(hook, p.x, p.probe); }).parameters;
+        const auto& expected = serial.once<parameter_reference<T>>(
+            "parameters", [&] { return reference_parameters(hook, x, reference.probe); });
         auto checked = check_parameters(*problem->layer, hook, expected, x, probe, rank, spec.seed, tolerance, y, dx);
         result.adjoint_error = std::max(result.adjoint_error, checked.gradient_error);
         result.parameter_names = problem->parameters->names;
@@ -174,7 +142,7 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
 }  // namespace
 
 worker_result run_worker(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& world,
-                         shared_reference* shared) {
+                         serial_memo* shared) {
     DISTDL_REQUIRE(world && world->size() == spec.world_size,
                    spec.name << ": needs a world of " << spec.world_size << " ranks, got " << (world ? world->size() : 0));
     return spec.type == dtype::float32 ? run_typed<float>(spec, runner, world, shared)

@@ -12,6 +12,7 @@
 #include "verify/case_file.hpp"
 #include "verify/checks.hpp"
 #include "verify/layer_runner.hpp"
+#include "verify/serial_memo.hpp"
 
 namespace distdl::verify {
 
@@ -31,14 +32,6 @@ struct worker_result {
     std::vector<dot_terms> parameter_terms;
 };
 
-// The serial side of one case (every worker's input piece, the reference output, the adjoint
-// probe and the reference adjoint), computed by the first worker that needs it and shared by
-// every worker of the case in this process. The simulator runs all workers in one process:
-// without sharing, n workers would each evaluate the whole world's reference (n times the
-// serial work and memory). Under MPI each process computes its own (no sharing).
-class shared_reference;
-std::shared_ptr<shared_reference> make_shared_reference();
-
 void to_json(nlohmann::json& out, const worker_result& result);
 void from_json(const nlohmann::json& in, worker_result& result);
 
@@ -46,8 +39,8 @@ void from_json(const nlohmann::json& in, worker_result& result);
 // which every rank of it calls with). In a case that should pass, a failure of the module
 // propagates (the transport aborts the world and names the rank); a failure of a check is
 // recorded in the result.
-// `shared` (optional): the case's shared reference, the same object for every worker of the case.
+// `shared` (optional): the case's serial side, the same object for every worker of the case.
 worker_result run_worker(const case_spec& spec, const layer_runner& runner, const std::shared_ptr<communicator>& world,
-                         shared_reference* shared = nullptr);
+                         serial_memo* shared = nullptr);
 
 }  // namespace distdl::verify

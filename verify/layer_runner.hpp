@@ -34,11 +34,18 @@ struct option_spec {
     bool required = false;
 };
 
+class serial_memo;
+
 // The partitions of one case as every worker of the case's world holds them (inactive where
 // the worker is not a member).
 struct case_world {
     partition world;
     std::map<std::string, cartesian_partition> partitions;
+    // The case's serial side (serial_memo.hpp), shared by its workers in this process. Under
+    // input_key: every worker's input piece, std::vector<tensor<T>> (case_problem::input at the
+    // case's seed).
+    serial_memo* serial = nullptr;
+    static constexpr const char* input_key = "input";
 
     const cartesian_partition& get(const std::string& name) const;
     bool has(const std::string& name) const { return partitions.count(name) != 0; }

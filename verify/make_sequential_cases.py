@@ -7,14 +7,14 @@ It rewrites every file it generates and deletes nothing else. The case writer is
 make_cases.py's (imported, not changed).
 
 What the cases cover (layers/sequential.hpp and the chainable layers): chains of every
-convolution and pooling family in 1-d, 2-d and 3-d joined by Repartitions, the selector,
-chains of Linear layers, classifiers (convolutions, then Flatten on a
-partition that splits the batch only, then Linear; ReLU between them), a partition shared by consecutive stages, idle, shared and reordered
-workers, empty pieces, batch 0, halos wider than a piece, layers without bias, world sizes 4 to
-17, float32 and float64; and refusals found while the chain is built (a stage's channels or
-kernel against what the stage before it gives) and at the first forward (a stage's input
-partition that is not the one before's output partition), and a Flatten given a partition that
-splits the image.
+convolution and pooling family in 1-d, 2-d and 3-d joined by Repartitions, the selector, chains
+of Linear layers, classifiers (convolutions, then Flatten on a partition that splits the batch
+only, then Linear; ReLU between them), a partition shared by consecutive stages, idle, shared
+and reordered workers, empty pieces, batch 0, halos wider than a piece, layers without bias,
+world sizes 4 to 17 (and a classifier on 256 and 1,024 in cases/scale), float32 and float64; and
+refusals found while the chain is built (a stage's channels or kernel against what the stage
+before it gives) and at the first forward (a stage's input partition that is not the one
+before's output partition), and a Flatten given a partition that splits the image.
 """
 import os
 import sys
@@ -58,8 +58,8 @@ def linear(P_x, P_y, P_w, fin, fout, **options):
     return stage("Linear", {"P_x": P_x, "P_y": P_y, "P_w": P_w}, in_features=fin, out_features=fout, **options)
 
 
-def sequential(name, desc, ws, partitions, stages, x, dtype=None, expect="pass"):
-    case("sequential", name, desc, "Sequential", ws, partitions, x, expect=expect, dtype=dtype)
+def sequential(name, desc, ws, partitions, stages, x, dtype=None, expect="pass", folder="sequential"):
+    case(folder, name, desc, "Sequential", ws, partitions, x, expect=expect, dtype=dtype)
     doc = CASES[-1][2]
     # The stages after the partitions, as a reader goes through the chain.
     ordered = {}
@@ -197,8 +197,24 @@ def refusal_cases():
                expect="Flatten: P_x [1,1,2,2] splits dimension 2 into 2")
 
 
+def scale_cases():
+    """A classifier on s x s workers (cases/scale: 256 and 1,024; the test suite runs them)."""
+    for s in (16, 32):
+        n, h = s * s, s // 2
+        parts = {"P_a": (rng(0, n), [1, 1, s, s]), "P_b": (rng(0, n // 4), [1, 1, h, h]),
+                 "P_one": ([0], [1, 1, 1, 1]), "P_flat": ([0], [1, 1]), "P_lx": (rng(0, 8), [1, 8]),
+                 "P_lw": (rng(0, 16), [2, 8]), "P_ly": (rng(0, 2), [1, 2])}
+        stages = [conv("FeatureConv2d", "P_a", 2, 3, 3, padding=1), relu("P_a"), pool("MaxPool2d", "P_a", 2),
+                  move("P_a", "P_b"), conv("FeatureConv2d", "P_b", 3, 2, 3, padding=1), move("P_b", "P_one"),
+                  flatten("P_one", "P_flat"), move("P_flat", "P_lx"), linear("P_lx", "P_ly", "P_lw", 8 * s * s, 10)]
+        sequential(f"classifier_{s}x{s}",
+                   f"FeatureConv2d, ReLU, MaxPool2d on a {s}x{s} grid of the image ({n} workers); Repartition to "
+                   f"{h}x{h}; FeatureConv2d; Repartition to one worker; Flatten; Repartition over 8; Linear "
+                   f"{8 * s * s} -> 10 on 16", n, parts, stages, [1, 2, 4 * s, 4 * s], folder="scale")
+
+
 def main():
-    generate(__doc__, passing_cases, refusal_cases)
+    generate(__doc__, passing_cases, refusal_cases, scale_cases)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ struct simulated_case {
     case_spec spec;
     layer_runner runner;
     std::vector<worker_result> results;
-    std::shared_ptr<shared_reference> reference = make_shared_reference();  // computed once, not once per worker
+    std::shared_ptr<serial_memo> serial = std::make_shared<serial_memo>();  // computed once, not once per worker
     std::string failure;
     std::promise<void> done;
 };
@@ -37,7 +37,7 @@ case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner,
     std::thread helper([state] {
         try {
             sim::run(state->spec.world_size, [&state](const std::shared_ptr<communicator>& world) {
-                state->results[static_cast<std::size_t>(world->rank())] = run_worker(state->spec, state->runner, world, state->reference.get());
+                state->results[static_cast<std::size_t>(world->rank())] = run_worker(state->spec, state->runner, world, state->serial.get());
             });
         } catch (const std::exception& e) {
             state->failure = e.what();

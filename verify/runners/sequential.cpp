@@ -2,7 +2,7 @@
 // layer (Linear, Repartition, Flatten, ReLU, the convolutions, the poolings) on the case's partitions under the
 // stage's own names, built by that layer's runner. x_shape is the first stage's global input;
 // every other stage's is the global output of the stage before, which the reference chain finds
-// once while the chain is built. The reference runs the stages' references in order (forward)
+// while the chain is built (once per case: serial_memo.hpp). The reference runs the stages' references in order (forward)
 // and in reverse (adjoint). The stages' parameters are renamed "<stage>.<name>" ("0.weight"),
 // so that the dot-product test takes each stage's parameters on their own (the chain is linear in
 // each of them, not in all of them at once).
@@ -14,6 +14,7 @@
 #include "verify/case_file.hpp"
 #include "verify/layer_runner.hpp"
 #include "verify/runners/pieces.hpp"
+#include "verify/serial_memo.hpp"
 
 namespace distdl::verify {
 
@@ -94,6 +95,13 @@ shape_t global_output_shape(const case_spec& stage, const pieces<T>& y) {
     return shape_of(ref::assemble(runners::pieces_of(y, p.workers), p.shape));
 }
 
+// A stage's reference output pieces and their global shape (the next stage's x_shape).
+template <class T>
+struct stage_output {
+    pieces<T> y;
+    shape_t shape;
+};
+
 template <class T>
 case_problem<T> make_sequential(const case_spec& spec, const case_world& world) {
     auto chain = std::make_shared<stage_chain<T>>();
@@ -101,7 +109,7 @@ case_problem<T> make_sequential(const case_spec& spec, const case_world& world) 
     auto layer = std::make_unique<sequential<T>>();
     auto hook = std::make_shared<parameter_hook<T>>();
     shape_t x_shape = spec.x_shape;
-    pieces<T> x;  // the reference's pieces of the stage's input, for the next stage's shape
+    const pieces<T>* x = nullptr;  // the reference's pieces of the stage's input, for the next stage's shape
     bool shapes_known = true;
     for (std::size_t i = 0; i < chain->specs.size(); ++i) {
         case_spec& stage = chain->specs[i];
@@ -117,14 +125,20 @@ case_problem<T> make_sequential(const case_spec& spec, const case_world& world) 
             for (const auto& name : problem.parameters->names) hook->names.push_back(prefix + name);
             for (const auto& name : problem.parameters->offsets) hook->offsets.push_back(prefix + name);
         }
-        if (i == 0) x = problem.input(spec.seed);
+        // Each stage's reference output once per case, not once per worker (serial_memo.hpp).
+        if (i == 0) x = &world.serial->once<pieces<T>>(case_world::input_key, [&] { return problem.input(spec.seed); });
         // A chain whose partitions or shapes do not fit has no reference from here on: the next
         // stages keep this input shape, so that the layers find the misfit (a refusal case); a
         // case that should pass fails at the reference's forward, which meets the same error.
         if (shapes_known) {
             try {
-                x = problem.forward(x);
-                x_shape = global_output_shape(stage, x);
+                const auto& output = world.serial->once<stage_output<T>>("sequential stage " + std::to_string(i), [&] {
+                    stage_output<T> out{problem.forward(*x), {}};
+                    out.shape = global_output_shape(stage, out.y);
+                    return out;
+                });
+                x = &output.y;
+                x_shape = output.shape;
             } catch (const std::exception&) {
                 shapes_known = false;
             }
