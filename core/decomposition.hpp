@@ -47,9 +47,10 @@ std::pair<std::size_t, std::size_t> balanced_parts_meeting(std::size_t n, std::s
                                                            std::size_t stop);
 
 // The range [first, last) from the first to the last part i < parts for which meets(i) holds
-// (first == last: none), by a scan: for parts whose intervals ascend along a dimension (a
-// kernel's windows over a balanced split), the parts that meet a given interval, and maybe
-// some of extent 0 between them.
+// (first == last: none), by a scan. It holds every such part, so visiting the range and
+// checking each part is exact; where the parts' intervals ascend along a dimension (a kernel's
+// windows over a balanced split), the range is just the parts that meet a given interval and
+// maybe some empty ones between them.
 template <class Meets>
 std::pair<std::size_t, std::size_t> parts_where(std::size_t parts, Meets meets) {
     std::size_t first = 0, last = parts;

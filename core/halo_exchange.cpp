@@ -25,9 +25,9 @@
 // every worker, not only at grid neighbours, is what makes halos wider than a neighbour's
 // piece (small pieces, wide or dilated kernels) come out right; it looks per dimension first,
 // so its cost grows with the grid's extents and the peers, not the grid's volume. A worker
-// whose window lies inside its own piece (negative halo) simply receives nothing. The plan runs on the shared
-// box-exchange engine (core/detail/box_exchange.hpp), which also agrees on each call's argument
-// checks (its step 4), so a wrong shape on one worker is an error on all.
+// whose window lies inside its own piece (negative halo) simply receives nothing. The plan
+// runs on the shared box-exchange engine (core/detail/box_exchange.hpp), which also agrees on
+// each call's argument checks (its step 4), so a wrong shape on one worker is an error on all.
 
 namespace distdl {
 

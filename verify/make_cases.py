@@ -346,9 +346,9 @@ def layer_scale_cases(folder, n, s):
          "HaloExchange", n, {"P_x": (every, [s, s])}, [4 * s, 4 * s], {"kernel_size": [3, 3], "padding": [1, 1]})
     case(folder, f"feature_conv2d_{s}x{s}", f"FeatureConv2d 2 -> 3 channels over a {s}x{s} grid of the image",
          "FeatureConv2d", n, image, [1, 2, 4 * s, 4 * s], {"in_channels": 2, "out_channels": 3, **conv3})
+    channels = {"P_x": (rng(0, s), [1, s, 1, 1]), "P_y": (rng(0, s), [1, s, 1, 1]), "P_w": (every, [s, s, 1, 1])}
     case(folder, f"channel_conv2d_{s}x{s}", f"ChannelConv2d {s} -> {s} channels over P_w {s}x{s}",
-         "ChannelConv2d", n, {"P_x": (rng(0, s), [1, s, 1, 1]), "P_y": (rng(0, s), [1, s, 1, 1]),
-                              "P_w": (every, [s, s, 1, 1])}, [1, s, 4, 4], {"in_channels": s, "out_channels": s, **conv3})
+         "ChannelConv2d", n, channels, [1, s, 4, 4], {"in_channels": s, "out_channels": s, **conv3})
     case(folder, f"general_conv2d_2x2x{h}x{h}", f"GeneralConv2d 4 -> 4 channels over P_w 2x2x{h}x{h}",
          "GeneralConv2d", n, {"P_x": (rng(0, n // 2), [1, 2, h, h]), "P_y": (rng(0, n // 2), [1, 2, h, h]),
                               "P_w": (every, [2, 2, h, h])}, [1, 4, 4 * h, 4 * h],
