@@ -11,10 +11,10 @@ convolution and pooling family in 1-d, 2-d and 3-d joined by Repartitions, the s
 of Linear layers, classifiers (convolutions, then Flatten on a partition that splits the batch
 only, then Linear; ReLU between them), a partition shared by consecutive stages, idle, shared
 and reordered workers, empty pieces, batch 0, halos wider than a piece, layers without bias,
-world sizes 4 to 17 (and a classifier on 256 and 1,024 in cases/scale), float32 and float64; and
-refusals found while the chain is built (a stage's channels or kernel against what the stage
-before it gives) and at the first forward (a stage's input partition that is not the one
-before's output partition), and a Flatten given a partition that splits the image.
+world sizes 4 to 17 (and a classifier on 256 in cases/scale), float32 and float64; and refusals
+found while the chain is built (a stage's channels or kernel against what the stage before it
+gives) and at the first forward (a stage's input partition that is not the one before's output
+partition), and a Flatten given a partition that splits the image.
 """
 import os
 import sys
@@ -198,8 +198,9 @@ def refusal_cases():
 
 
 def scale_cases():
-    """A classifier on s x s workers (cases/scale: 256 and 1,024; the test suite runs them)."""
-    for s in (16, 32):
+    """A classifier on 16 x 16 workers (cases/scale). On 32 x 32 it takes 5 s, and under a
+    sanitizer beyond the case time limit."""
+    for s in (16,):
         n, h = s * s, s // 2
         parts = {"P_a": (rng(0, n), [1, 1, s, s]), "P_b": (rng(0, n // 4), [1, 1, h, h]),
                  "P_one": ([0], [1, 1, 1, 1]), "P_flat": ([0], [1, 1]), "P_lx": (rng(0, 8), [1, 8]),
