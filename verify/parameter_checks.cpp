@@ -55,7 +55,8 @@ parameter_reference<T> reference_parameters(const parameter_hook<T>& hook, const
 
 template <class T>
 parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hook<T>& hook,
-                                           const parameter_reference<T>& reference, const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& probe,
+                                           const parameter_reference<T>& reference, const std::vector<tensor<T>>& x,
+                                           const std::vector<tensor<T>>& probe,
                                            std::size_t rank, std::uint64_t seed, double tolerance, tensor<T>& y,
                                            tensor<T>& dx) {
     parameter_check_result<T> out;
@@ -142,13 +143,13 @@ parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hoo
     return out;
 }
 
-#define DISTDL_INSTANTIATE(T)                                                                                   \
-    template parameter_reference<T> reference_parameters<T>(const parameter_hook<T>&, const std::vector<tensor<T>>&, \
-                                                            const std::vector<tensor<T>>&);                          \
-    template parameter_check_result<T> check_parameters<T>(module<T>&, const parameter_hook<T>&,                     \
-                                                           const parameter_reference<T>&, const std::vector<tensor<T>>&, \
-                                                           const std::vector<tensor<T>>&, std::size_t, std::uint64_t,   \
-                                                           double, tensor<T>&, tensor<T>&);
+#define DISTDL_INSTANTIATE(T)                                                                              \
+    template parameter_reference<T> reference_parameters<T>(const parameter_hook<T>&,                         \
+                                                            const std::vector<tensor<T>>&,                    \
+                                                            const std::vector<tensor<T>>&);                   \
+    template parameter_check_result<T> check_parameters<T>(                                                   \
+        module<T>&, const parameter_hook<T>&, const parameter_reference<T>&, const std::vector<tensor<T>>&,    \
+        const std::vector<tensor<T>>&, std::size_t, std::uint64_t, double, tensor<T>&, tensor<T>&);
 DISTDL_INSTANTIATE(float)
 DISTDL_INSTANTIATE(double)
 #undef DISTDL_INSTANTIATE

@@ -41,7 +41,8 @@ parameter_reference<T> reference_parameters(const parameter_hook<T>& hook, const
 // and their gradients zero.
 template <class T>
 parameter_check_result<T> check_parameters(module<T>& layer, const parameter_hook<T>& hook,
-                                           const parameter_reference<T>& reference, const std::vector<tensor<T>>& x, const std::vector<tensor<T>>& probe,
+                                           const parameter_reference<T>& reference, const std::vector<tensor<T>>& x,
+                                           const std::vector<tensor<T>>& probe,
                                            std::size_t rank, std::uint64_t seed, double tolerance, tensor<T>& y,
                                            tensor<T>& dx);
 

@@ -37,7 +37,8 @@ case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner,
     std::thread helper([state] {
         try {
             sim::run(state->spec.world_size, [&state](const std::shared_ptr<communicator>& world) {
-                state->results[static_cast<std::size_t>(world->rank())] = run_worker(state->spec, state->runner, world, state->serial.get());
+                state->results[static_cast<std::size_t>(world->rank())] =
+                    run_worker(state->spec, state->runner, world, state->serial.get());
             });
         } catch (const std::exception& e) {
             state->failure = e.what();

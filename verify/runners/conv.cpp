@@ -169,7 +169,8 @@ case_problem<T> make_conv_case(conv_family family, std::size_t dims, const case_
             const std::size_t o1 = balanced_stop(c.spec.out_channels, P_co, at[0]);
             const std::size_t i0 = balanced_start(c.spec.in_channels, P_ci, at[1]);
             const std::size_t i1 = balanced_stop(c.spec.in_channels, P_ci, at[1]);
-            owned[w].push_back({"weight", weight_block(initial.weight, o0, o1, i0, i1), weight_block(dw, o0, o1, i0, i1)});
+            owned[w].push_back(
+                {"weight", weight_block(initial.weight, o0, o1, i0, i1), weight_block(dw, o0, o1, i0, i1)});
             if (c.spec.bias && at[1] == 0)
                 owned[w].push_back({"bias", bias_block(initial.bias, o0, o1), bias_block(db, o0, o1)});
         }

@@ -124,7 +124,8 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
     auto adjoint_with = [l](model_ptr m) {
         return [l, m](const std::vector<tensor<T>>& dy) {
             const tensor<T> global = join_columns(dy, *l.y_workers, l.batch, l.out_features);
-            return split_columns(ref::linear_adjoint_input(global, m->get().weight), l.P_fi, *l.x_workers, l.world_size);
+            const tensor<T> dx = ref::linear_adjoint_input(global, m->get().weight);
+            return split_columns(dx, l.P_fi, *l.x_workers, l.world_size);
         };
     };
     const auto magnitudes = std::make_shared<const runners::lazy<linear_parameters<T>>>([model] {

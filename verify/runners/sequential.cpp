@@ -1,11 +1,12 @@
 // Runner of Sequential (layers/sequential.hpp): a chain of stages, each a case of a chainable
-// layer (Linear, Repartition, Flatten, ReLU, the convolutions, the poolings) on the case's partitions under the
-// stage's own names, built by that layer's runner. x_shape is the first stage's global input;
-// every other stage's is the global output of the stage before, which the reference chain finds
-// while the chain is built (once per case: serial_memo.hpp). The reference runs the stages' references in order (forward)
-// and in reverse (adjoint). The stages' parameters are renamed "<stage>.<name>" ("0.weight"),
-// so that the dot-product test takes each stage's parameters on their own (the chain is linear in
-// each of them, not in all of them at once).
+// layer (Linear, Repartition, Flatten, ReLU, the convolutions, the poolings) on the case's
+// partitions under the stage's own names, built by that layer's runner. x_shape is the first
+// stage's global input; every other stage's is the global output of the stage before, which the
+// reference chain finds while the chain is built (once per case: serial_memo.hpp). The
+// reference runs the stages' references in order (forward) and in reverse (adjoint). The
+// stages' parameters are renamed "<stage>.<name>" ("0.weight"), so that the dot-product test
+// takes each stage's parameters on their own (the chain is linear in each of them, not in all
+// of them at once).
 #include <functional>
 #include <memory>
 
