@@ -21,15 +21,14 @@ struct split_along {
 template <class Extent>
 split_along check_balanced_split(const shape_t& grid, std::size_t d, const Extent& extent) {
     split_along s;
-    for (std::size_t i = 0; i < grid[d]; ++i) {
-        shape_t at(grid.size(), 0);
-        at[d] = i;
-        s.length += extent(ravel_index(at, grid));
-    }
-    std::size_t workers = 1;
-    for (std::size_t g : grid) workers *= g;
+    // Row-major: worker w has index w / stride % grid[d] along d (arithmetic, not a multi-index
+    // per worker: every worker checks every other, thousands of them on the simulator).
+    std::size_t stride = 1;
+    for (std::size_t e = d + 1; e < grid.size(); ++e) stride *= grid[e];
+    for (std::size_t i = 0; i < grid[d]; ++i) s.length += extent(i * stride);
+    const std::size_t workers = volume(grid);
     for (std::size_t w = 0; w < workers; ++w) {
-        const std::size_t want = balanced_size(s.length, grid[d], unravel_index(w, grid)[d]);
+        const std::size_t want = balanced_size(s.length, grid[d], w / stride % grid[d]);
         if (extent(w) != want) {
             s.off = w;
             s.want = want;
