@@ -90,9 +90,10 @@ run_mpi() {
   "$mpiexec" --oversubscribe -n "$1" "$bin/distdl-bench" --transport mpi "${quick[@]}" --out "$2" \
     --benchmark_color=false "${extra[@]}" "${@:3}"
 }
-# run_layer NAME OUT: one layer benchmark, all of it (its pairs share their baselines).
+# run_layer NAME OUT [--workloads W,...]: one layer benchmark, all of it or the benchmarks of
+# the workloads given (each layer's, its baseline's and its kernels alone).
 run_layer() {
-  "$bin/layers/$1_bench" "${quick[@]}" --report-out "$2" --benchmark_color=false
+  "$bin/layers/$1_bench" "${quick[@]}" --report-out "$2" --benchmark_color=false "${@:3}"
 }
 
 workers=$(tr ' ' ',' <<<"$ranks")
@@ -142,7 +143,7 @@ for ((attempt = 1; attempt <= retries; attempt++)); do
   for name in "${worse[@]}"; do  # <primitive>/<transport>/w<workers>/<size>, or <name>_layer/...
     IFS=/ read -r -a part <<<"$name"
     if [[ ${part[0]} == *_layer && -x "$bin/layers/${part[0]%_layer}_bench" ]]; then
-      layer_runs[${part[0]%_layer}]=1
+      layer_runs[${part[0]%_layer}]="${layer_runs[${part[0]%_layer}]:+${layer_runs[${part[0]%_layer}]},}$name"
     elif [[ ${#part[@]} -ge 3 && ( ${part[1]} == sim || ${part[1]} == mpi ) && ${part[2]} =~ ^w[0-9]+$ ]]; then
       key="${part[1]} ${part[2]#w}"
       groups[$key]="${groups[$key]:+${groups[$key]}|}$name"
@@ -156,7 +157,7 @@ for ((attempt = 1; attempt <= retries; attempt++)); do
     "run_$transport" "$n" "$dir/runs/$transport$n.json" "$filter"
   done
   for l in "${!layer_runs[@]}"; do
-    run_layer "$l" "$dir/runs/layer_$l.json"
+    run_layer "$l" "$dir/runs/layer_$l.json" --workloads "${layer_runs[$l]}"
   done
   unset groups layer_runs
   if compgen -G "$dir/runs/*.json" >/dev/null; then

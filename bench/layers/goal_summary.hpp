@@ -9,12 +9,14 @@
 //
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
 //   register: BENCHMARK(f)->Apply(measured)
-//   main: return run_layer_benchmarks(argc, argv, about, compare, floor_of);
-// compare gives each layer its baseline, goal and workload name; floor_of (optional) names each
-// layer's local kernels alone on its workers without data movement, and a second table then
-// splits the layer's overhead into theirs and the movement's. --report-out FILE also writes the
-// pairs for distdl-bench-report (bench/README.md), so that scripts/bench.sh reports them and
-// checks them for regressions with the primitives.
+//   main: return run_layer_benchmarks(argc, argv, about, compare, filter_of, floor_of);
+// compare gives each layer its baseline, goal and workload name; filter_of, a workload's
+// benchmarks (layer, baseline, kernels alone) as a --benchmark_filter regex; floor_of (optional)
+// names each layer's local kernels alone on its workers without data movement, and a second
+// table then splits the layer's overhead into theirs and the movement's. --report-out FILE also
+// writes the pairs for distdl-bench-report (bench/README.md), so that scripts/bench.sh reports
+// them and checks them for regressions with the primitives; --workloads runs only some of them
+// (scripts/bench.sh's re-runs of the worse ones).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -27,6 +29,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -83,9 +87,12 @@ class goal_summary : public benchmark::ConsoleReporter {
     // A related benchmark's name (empty: none): a layer's local kernels alone on its workers
     // ("channel_kernels_2x2").
     using benchmark_of = std::function<std::string(const std::string&)>;
+    // A workload's benchmarks as a --benchmark_filter regex (empty: not a workload of this
+    // program): "conv_layer/sim/w4/channel" -> "^(channel_conv_2x2|channel_kernels_2x2|conv_serial/0)(/|$)"
+    using filter_of_workload = std::function<std::string(const std::string&)>;
 
-    explicit goal_summary(comparison_of compare, benchmark_of floor = {})
-        : compare_(std::move(compare)), floor_(std::move(floor)) {}
+    explicit goal_summary(comparison_of compare, benchmark_of floor = {}, OutputOptions options = OO_Defaults)
+        : ConsoleReporter(options), compare_(std::move(compare)), floor_(std::move(floor)) {}
 
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const Run& run : runs) {
@@ -203,6 +210,17 @@ class goal_summary : public benchmark::ConsoleReporter {
 namespace detail {
 inline const char* about_layer_benchmark = "";  // run_layer_benchmarks' `about`, for print_help
 
+// Whether the console shows colours: as Google Benchmark's own reporter would
+// (--benchmark_color=true|false|auto, auto: when stdout is a terminal), which a reporter of our
+// own does not get by itself.
+inline bool colored(const std::vector<char*>& args) {
+    std::string value = "auto";
+    for (const char* a : args)
+        if (std::strncmp(a, "--benchmark_color=", 18) == 0) value = a + 18;
+    if (value == "auto") return isatty(fileno(stdout)) != 0;
+    return value == "true" || value == "yes" || value == "1";
+}
+
 inline void print_help() {
     std::printf(
         "%s\n\n"
@@ -217,7 +235,10 @@ inline void print_help() {
         "  --report-out FILE  also write each layer, its baseline and its kernels alone (fastest\n"
         "                     repetitions) as Google Benchmark JSON for distdl-bench-report, under\n"
         "                     workload names such as conv_layer/sim/w4/feature, with the goals as\n"
-        "                     targets (scripts/bench.sh runs it so)\n\n",
+        "                     targets (scripts/bench.sh runs it so)\n"
+        "  --workloads LIST   run only the benchmarks of these workloads (comma-separated, names as\n"
+        "                     in the report: the layer, its baseline, its kernels alone); scripts/\n"
+        "                     bench.sh re-runs the worse ones so\n\n",
         about_layer_benchmark);
     benchmark::PrintDefaultHelp();
 }
@@ -226,25 +247,35 @@ inline void print_help() {
 // The main of a layer benchmark: `about` (what it measures, and its goals) heads --help and the
 // run; the registered benchmarks run with the default flags of with_repeated_runs, then the
 // closing table of each benchmark that `compare` gives a baseline and a goal, and where
-// floor_of names a layer's kernels-alone benchmark, the table of where its overhead goes. Exit
-// status 1 on an unknown flag or a --report-out file that cannot be written.
+// floor_of names a layer's kernels-alone benchmark, the table of where its overhead goes;
+// --workloads runs the benchmarks filter_of gives for them. Exit status 1 on an unknown flag or
+// workload, or a --report-out file that cannot be written.
 inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::comparison_of compare,
+                                const goal_summary::filter_of_workload& filter_of,
                                 goal_summary::benchmark_of floor_of = {}) {
     detail::about_layer_benchmark = about;
     // Our flags first, out of argv: Google Benchmark refuses flags it does not know.
     bool quick = false;
-    std::string report_out;
+    std::string report_out, workloads;
     std::vector<char*> rest{argv[0]};
+    // --name VALUE or --name=VALUE; false (and a message) when the value is missing.
+    const auto value_of = [&](int& i, const std::string& name, std::string& value) {
+        const std::string a = argv[i];
+        value = a == name ? (i + 1 < argc ? argv[++i] : "") : a.substr(name.size() + 1);
+        if (value.empty()) std::fprintf(stderr, "%s: %s needs a value\n", argv[0], name.c_str());
+        return !value.empty();
+    };
+    const auto is = [](const std::string& a, const std::string& name) {
+        return a == name || a.rfind(name + "=", 0) == 0;
+    };
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") {
             quick = true;
-        } else if (a == "--report-out" || a.rfind("--report-out=", 0) == 0) {
-            report_out = a == "--report-out" ? (i + 1 < argc ? argv[++i] : "") : a.substr(std::strlen("--report-out="));
-            if (report_out.empty()) {
-                std::fprintf(stderr, "%s: --report-out needs a file name\n", argv[0]);
-                return 1;
-            }
+        } else if (is(a, "--report-out")) {
+            if (!value_of(i, "--report-out", report_out)) return 1;
+        } else if (is(a, "--workloads")) {
+            if (!value_of(i, "--workloads", workloads)) return 1;
         } else {
             rest.push_back(argv[i]);
         }
@@ -253,6 +284,21 @@ inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_s
     int count = static_cast<int>(args.size()) - 1;
     benchmark::Initialize(&count, args.data(), detail::print_help);
     if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+    if (!workloads.empty()) {  // replaces any --benchmark_filter
+        std::string filter;
+        for (std::size_t at = 0; at <= workloads.size();) {
+            const std::size_t end = std::min(workloads.find(',', at), workloads.size());
+            const std::string workload = workloads.substr(at, end - at), regex = filter_of(workload);
+            if (regex.empty()) {
+                std::fprintf(stderr, "%s: --workloads: '%s' is not a workload of this benchmark\n", argv[0],
+                             workload.c_str());
+                return 1;
+            }
+            filter += (filter.empty() ? "" : "|") + regex;
+            at = end + 1;
+        }
+        benchmark::SetBenchmarkFilter(filter);
+    }
     std::ofstream report;  // opened before the run, which a bad path should not cost
     if (!report_out.empty()) {
         report.open(report_out);
@@ -262,7 +308,8 @@ inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_s
         }
     }
     std::printf("%s\n", about);
-    goal_summary summary(std::move(compare), std::move(floor_of));
+    goal_summary summary(std::move(compare), std::move(floor_of),
+                         detail::colored(rest) ? goal_summary::OO_ColorTabular : goal_summary::OO_Tabular);
     benchmark::RunSpecifiedBenchmarks(&summary);
     summary.print();
     benchmark::Shutdown();
