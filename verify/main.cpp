@@ -311,9 +311,14 @@ int run_on_simulator_transport(const arguments& args) {
             return job_case_result{run_on_simulator(spec, runner, args.time_limit), {}};
         },
         0, 1);
-    std::cout.flush();
     // Abandoned (hung) cases still own threads: do not unwind static state under them.
-    if (abandoned_simulator_cases() > 0) std::_Exit(status);
+    if (const int abandoned = abandoned_simulator_cases(); abandoned > 0) {
+        std::cout << abandoned << " case(s) abandoned at the time limit; their threads kept running, so the cases "
+                  << "after them shared the machine with them (rerun a slow case alone with a larger --time-limit)\n";
+        std::cout.flush();
+        std::_Exit(status);
+    }
+    std::cout.flush();
     return status;
 }
 

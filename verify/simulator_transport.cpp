@@ -1,6 +1,7 @@
 // The simulator transport of the harness: one case = one sim::run on a helper thread.
 #include <atomic>
 #include <future>
+#include <sstream>
 
 #include "simulator/run.hpp"
 #include "verify/case_runner.hpp"
@@ -55,7 +56,9 @@ case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner,
         ++abandoned;
         out = outcome_for(spec);
         out.result = verdict::failed;
-        out.message = "exceeded the time limit of " + std::to_string(static_cast<int>(time_limit_seconds)) +
+        std::ostringstream given;  // as given: 0.5 stays 0.5, 30 stays 30
+        given << time_limit_seconds;
+        out.message = "exceeded the time limit of " + given.str() +
                       " s without the simulator detecting a deadlock (a rank computes or spins forever); abandoned";
     } else {
         helper.join();
