@@ -190,11 +190,11 @@ void halo_exchange<T>::state::plan() {
             window_along(d, i, lo, hi);
             return std::max(lo, signed_index(owned.start[d])) < std::min(hi, signed_index(owned.stop[d]));
         });
-        std::tie(receive_first[d], receive_last[d]) = parts_where(px[d], [&](std::size_t i) {
-            const auto lo = signed_index(balanced_start(global_shape[d], px[d], i));
-            const auto hi = signed_index(balanced_stop(global_shape[d], px[d], i));
-            return std::max(lo, window.lo[d]) < std::min(hi, window.hi[d]);
-        });
+        const auto inside = [&](signed_index v) {  // the window without its padding
+            return std::size_t(std::clamp<signed_index>(v, 0, signed_index(global_shape[d])));
+        };
+        std::tie(receive_first[d], receive_last[d]) =
+            balanced_parts_meeting(global_shape[d], px[d], inside(window.lo[d]), inside(window.hi[d]));
     }
     for_each_grid_index(send_first, send_last, px, [&](std::size_t q) {
         if (int(q) != me && overlap(owned, window_of(unravel_index(q, px)), start, stop))

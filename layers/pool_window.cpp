@@ -307,10 +307,8 @@ void pool_window<T>::plan(const shape_t& global_shape) {
             q.clipped_window(i, lo, hi);
             return std::max(lo, signed_index(mine.start[t])) < std::min(hi, signed_index(mine.stop[t]));
         });
-        std::tie(receive_first[t], receive_last[t]) = parts_where(grid[t], [&](std::size_t i) {
-            return std::max(q.piece_start(i), signed_index(my_buffer.start[t])) <
-                   std::min(q.piece_stop(i), signed_index(my_buffer.stop[t]));
-        });
+        std::tie(receive_first[t], receive_last[t]) =
+            balanced_parts_meeting(q.n, grid[t], my_buffer.start[t], my_buffer.stop[t]);
     }
     detail::box_exchange_plan plan;
     std::size_t sent = 0, received = 0;
