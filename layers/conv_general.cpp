@@ -28,12 +28,9 @@ namespace {
 constexpr std::size_t shape_record_words = 6;
 using shape_record = std::array<std::uint64_t, shape_record_words>;
 
-// Whether every member of `p` is a member of one of `among`: through a mask of the world's
-// ranks, linear in the members (a search per member took seconds at thousands of workers).
+// Whether every member of `p` is a member of one of `among`.
 bool members_within(const partition& p, std::initializer_list<const partition*> among) {
-    std::vector<char> in(std::size_t(p.world_comm()->size()), 0);
-    for (const partition* q : among)
-        for (int r : q->members()) in[std::size_t(r)] = 1;
+    const std::vector<char> in = detail::world_membership(among);
     return std::all_of(p.members().begin(), p.members().end(), [&](int r) { return in[std::size_t(r)] != 0; });
 }
 

@@ -90,13 +90,6 @@ std::string piece_problem(const cartesian_partition& team, const tensor<T>& piec
     return {};
 }
 
-// World ranks of a partition, as membership flags over the world.
-std::vector<char> membership(const partition& p, int world_size) {
-    std::vector<char> in(static_cast<std::size_t>(world_size), 0);
-    for (int w : p.members()) in[static_cast<std::size_t>(w)] = 1;
-    return in;
-}
-
 // The workers `ranks` (world ranks) as a 1 x n Cartesian partition.
 cartesian_partition line_of(const std::shared_ptr<communicator>& world, const std::vector<int>& ranks) {
     return partition::world(world).create_partition_inclusive(ranks).create_cartesian_topology_partition(
@@ -174,8 +167,8 @@ distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const 
 
     // The workers that hear nothing back in one direction, and who tells them the outcome.
     const auto& world = P_x.world_comm();
-    const auto in_x = membership(P_x, world->size()), in_y = membership(P_y, world->size()),
-               in_W = membership(P_W, world->size());
+    const auto in_x = detail::world_membership({&P_x}), in_y = detail::world_membership({&P_y}),
+               in_W = detail::world_membership({&P_W});
     std::vector<int> forward_sources, forward_deaf, adjoint_sources, adjoint_deaf;
     for (std::size_t c = 0; c < P_fi; ++c) {
         const int w = P_x.members()[c];

@@ -4,12 +4,16 @@
 
 namespace distdl::detail {
 
-std::shared_ptr<communicator> layer_workers_comm(std::initializer_list<const partition*> parts) {
-    const partition world = partition::world((*parts.begin())->world_comm());
-    // Membership by world rank, in one pass per partition (a search per rank costs O(n^2)).
-    std::vector<char> in(static_cast<std::size_t>(world.size()), 0);
+std::vector<char> world_membership(std::initializer_list<const partition*> parts) {
+    std::vector<char> in(static_cast<std::size_t>((*parts.begin())->world_comm()->size()), 0);
     for (const partition* p : parts)
         for (int w : p->members()) in[static_cast<std::size_t>(w)] = 1;
+    return in;
+}
+
+std::shared_ptr<communicator> layer_workers_comm(std::initializer_list<const partition*> parts) {
+    const partition world = partition::world((*parts.begin())->world_comm());
+    const std::vector<char> in = world_membership(parts);
     std::vector<int> workers;
     for (int w = 0; w < world.size(); ++w)
         if (in[static_cast<std::size_t>(w)]) workers.push_back(w);

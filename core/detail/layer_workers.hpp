@@ -5,11 +5,16 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/communicator.hpp"
 #include "core/partition.hpp"
 
 namespace distdl::detail {
+
+// Flags by world rank: whether that worker belongs to one of `parts` (all of one world). One
+// pass per partition: a search per rank costs O(n^2), seconds at thousands of simulated workers.
+std::vector<char> world_membership(std::initializer_list<const partition*> parts);
 
 // Every worker that belongs to one of `parts` (all of one world), in world rank order; null on
 // the other workers. Called by every worker of the world. The partitions must know their members
