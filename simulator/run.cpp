@@ -1,6 +1,8 @@
 #include "simulator/run.hpp"
 
 #include <numeric>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "simulator/context.hpp"
@@ -37,11 +39,17 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
                 owner->finish(r, nullptr);
             });
         }
-    } catch (...) {
-        owner->abort("sim::run could not start a thread for every rank");
+    } catch (const std::system_error& e) {
+        // The system refused a thread: a clear error instead of the bare errno text.
+        const std::string why = "sim::run: could not start the thread of rank " + std::to_string(threads.size()) +
+                                " of " + std::to_string(nranks) + " (" + e.what() +
+                                "); every simulated rank is a thread of this process, and the system limits them "
+                                "(ulimit -u, /proc/sys/kernel/threads-max, and vm.max_map_count: two mappings per "
+                                "thread)";
+        owner->abort(why);
         for (auto& t : threads) t.join();
         owner->end();
-        throw;
+        throw error(why);
     }
     for (auto& t : threads) t.join();
     owner->end();

@@ -2,6 +2,10 @@
 // still holds, within a few seconds, and its diagnostics stay short.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -207,3 +211,48 @@ TEST(sim_scale, rank_lists_stay_short) {
 }
 
 }  // namespace
+
+// More ranks than the system lets this process start threads for: a clear error that says so,
+// and the ranks already started end (no hang). The child process's address space is capped a
+// few thread stacks above what it uses, so that thread creation fails after a few ranks.
+TEST(sim_scale, more_ranks_than_the_system_allows_threads_is_a_clear_error) {
+    if (sanitized) GTEST_SKIP() << "sanitizers reserve terabytes of address space: an address-space cap stops them";
+    int pipe_ends[2];
+    ASSERT_EQ(pipe(pipe_ends), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        close(pipe_ends[0]);
+        long pages = 0;
+        if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+            if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+            std::fclose(statm);
+        }
+        const rlim_t cap = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + (rlim_t(48) << 20);
+        const rlimit limit{cap, cap};
+        std::string what = "no error";
+        if (pages > 0 && setrlimit(RLIMIT_AS, &limit) == 0) {
+            try {
+                sim::run(64, [](const comm_ptr& world) { world->barrier(); });
+            } catch (const sim::error& e) {
+                what = e.what();
+            } catch (const std::exception& e) {
+                what = std::string("not a sim::error: ") + e.what();
+            }
+        } else {
+            what = "could not cap the address space";
+        }
+        const ssize_t written = write(pipe_ends[1], what.data(), what.size());
+        _exit(written == ssize_t(what.size()) ? 0 : 1);
+    }
+    close(pipe_ends[1]);
+    std::string what;
+    char chunk[512];
+    for (ssize_t n; (n = read(pipe_ends[0], chunk, sizeof chunk)) > 0;) what.append(chunk, std::size_t(n));
+    close(pipe_ends[0]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status << ": " << what;
+    expect_contains(what, {"sim::run: could not start the thread of rank ", " of 64 (", "ulimit -u",
+                           "vm.max_map_count"});
+}
