@@ -28,7 +28,7 @@ using namespace distdl;
 using namespace distdl::bench;
 
 const char* usage =
-    "usage: distdl-bench [--transport sim|mpi] [--quick] [--workers 4,16] [--out FILE]\n"
+    "usage: distdl-bench [--transport sim|mpi] [--quick] [--workers 4,16] [--out FILE] [--check]\n"
     "                    [--small-iterations N] [--large-iterations N] [Google Benchmark flags]\n"
     "\n"
     "Times forward + adjoint of Broadcast, SumReduce, AllSumReduce, Repartition and HaloExchange\n"
@@ -47,7 +47,7 @@ const char* usage =
     "  --transport mpi   Open MPI; run under mpiexec -n 4 or -n 16: the workloads of that many\n"
     "                    workers run, rank 0 prints, every rank runs the same benchmarks\n"
     "  --quick           few iterations (development, smoke tests)\n"
-    "  --workers LIST    simulator worker counts (default 4,16)\n"
+    "  --workers LIST    simulator worker counts, of 4 and 16 (default 4,16)\n"
     "  --out FILE        also write Google Benchmark JSON to FILE (rank 0)\n"
     "  --check           (mpi only) instead of timing, run distdl and the raw-MPI baseline once\n"
     "                    on the same inputs and require bit-identical outputs on every rank\n"
@@ -86,6 +86,12 @@ int positive(const std::string& text, const char* what) {
     fail(std::string(what) + " must be a positive integer, got '" + text + "'");
 }
 
+bool has_workloads(int workers) {
+    for (const workload& w : all_workloads())
+        if (w.workers == workers) return true;
+    return false;
+}
+
 // Takes our flags out of argv; leaves the program name and Google Benchmark's flags.
 options parse(int& argc, char** argv) {
     options o;
@@ -93,7 +99,8 @@ options parse(int& argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](const char* flag) -> std::string {
-            if (i + 1 >= argc) fail(std::string(flag) + " needs a value");
+            // Another option in its place means the value is missing (--out --quick).
+            if (i + 1 >= argc || std::strncmp(argv[i + 1], "--", 2) == 0) fail(std::string(flag) + " needs a value");
             return argv[++i];
         };
         if (a == "--help" || a == "-h") {
@@ -109,7 +116,11 @@ options parse(int& argc, char** argv) {
         } else if (a == "--workers") {
             o.workers.clear();
             std::stringstream list(value("--workers"));
-            for (std::string item; std::getline(list, item, ',');) o.workers.insert(positive(item, "--workers"));
+            for (std::string item; std::getline(list, item, ',');) {
+                const int n = positive(item, "--workers");
+                if (!has_workloads(n)) fail("--workers: no workloads of " + item + " workers (there are of 4 and 16)");
+                o.workers.insert(n);
+            }
         } else if (a == "--out") {
             o.out = value("--out");
         } else if (a == "--small-iterations") {
@@ -283,6 +294,13 @@ int main(int argc, char** argv) {
     int status = 0;
     try {
         auto world = mpi::world_communicator();
+        if (!has_workloads(world->size())) {
+            // Every rank knows the size: all leave alike, rank 0 says why.
+            if (world->rank() == 0)
+                std::cerr << "distdl-bench: no workloads of " << world->size()
+                          << " workers: run under mpiexec -n 4 or -n 16\n";
+            return 2;
+        }
         if (o.check) {
             status = check_baselines(world);
         } else {

@@ -43,20 +43,30 @@ TEXT
 }
 
 quick=() out=reports ranks="4 16" layers="conv pool linear" compare="" tolerance=0.25 min_baseline=1e-6 retries=2 bin="" extra=()
+# An option's value: present, and not the next option.
+value() {
+  [[ $# -ge 3 && ( -n "$2" || "$1" == --layers ) && "$2" != --* ]] || { echo "bench.sh: $1 needs $3" >&2; exit 2; }
+}
+number='^([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
-    --out) out="${2:?--out needs a directory}"; shift ;;
-    --ranks) ranks="${2:?--ranks needs a list}"; shift ;;
-    --layers) layers="${2?--layers needs a list (\"\" for none)}"; shift
+    --out) value "$1" "${2-}" "a directory"; out="$2"; shift ;;
+    --ranks) value "$1" "${2-}" "a list"; ranks="$2"; shift
+             for r in $ranks; do
+               [[ $r == 4 || $r == 16 ]] || { echo "bench.sh: --ranks takes 4 and 16 (the workloads' sizes), got '$r'" >&2; exit 2; }
+             done ;;
+    --layers) value "$1" "${2-}" 'a list ("" for none)'; layers="$2"; shift
               for l in $layers; do
                 [[ $l == conv || $l == pool || $l == linear ]] || { echo "bench.sh: --layers takes conv, pool and linear, got '$l'" >&2; exit 2; }
               done ;;
-    --bin) bin="${2:?--bin needs a directory}"; shift ;;
-    --compare) compare="${2:?--compare needs a bench.json}"; shift ;;
-    --tolerance) tolerance="${2:?--tolerance needs a number}"; shift ;;
-    --min-baseline) min_baseline="${2:?--min-baseline needs a number of seconds}"; shift ;;
-    --retries) retries="${2:?--retries needs a count}"; shift
+    --bin) value "$1" "${2-}" "a directory"; bin="$2"; shift ;;
+    --compare) value "$1" "${2-}" "a bench.json"; compare="$2"; shift ;;
+    --tolerance) value "$1" "${2-}" "a number"; tolerance="$2"; shift
+                 [[ "$tolerance" =~ $number ]] || { echo "bench.sh: --tolerance must be a number >= 0, got '$tolerance'" >&2; exit 2; } ;;
+    --min-baseline) value "$1" "${2-}" "a number of seconds"; min_baseline="$2"; shift
+                    [[ "$min_baseline" =~ $number ]] || { echo "bench.sh: --min-baseline must be a number of seconds >= 0, got '$min_baseline'" >&2; exit 2; } ;;
+    --retries) value "$1" "${2-}" "a count"; retries="$2"; shift
                [[ "$retries" =~ ^[0-9]+$ ]] || { echo "bench.sh: --retries must be a count >= 0, got '$retries'" >&2; exit 2; } ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;

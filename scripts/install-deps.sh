@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages distdl needs that are missing; does nothing when all are present.
+# Takes no arguments; needs root or sudo when something is missing.
 set -euo pipefail
+if [[ $# -gt 0 ]]; then
+  [[ "$1" == -h || "$1" == --help ]] && { sed -n '2,3p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+  echo "install-deps.sh: takes no arguments, got: $* (try --help)" >&2
+  exit 2
+fi
 packages=(g++ cmake make git libopenmpi-dev openmpi-bin libxtensor-dev libxtensor-blas-dev xtl-dev
           libopenblas-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
           libdnnl-dev ocl-icd-opencl-dev opencl-headers)

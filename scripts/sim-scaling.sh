@@ -19,6 +19,8 @@ verify="build/release/verify/distdl-verify"
 time_limit=120
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --sizes|--repeat|--verify|--time-limit)
+      [[ $# -ge 2 && "$2" != --* ]] || { echo "sim-scaling.sh: $1 needs a value (try --help)" >&2; exit 2; } ;;&
     --sizes) sizes="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
     --verify) verify="$2"; shift 2 ;;
@@ -29,6 +31,12 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -x "$verify" ]] || { echo "sim-scaling.sh: $verify not found; run bash scripts/build.sh first" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "sim-scaling.sh: needs GNU time (/usr/bin/time): apt-get install time" >&2; exit 2; }
+for n in ${sizes//,/ }; do
+  side=0
+  [[ "$n" =~ ^[0-9]+$ ]] && while ((side * side < n)); do ((side += 2)); done
+  ((side > 0 && side * side == n && n <= 4096)) ||
+    { echo "sim-scaling.sh: --sizes takes squares of even numbers from 4 to 4096, got $n" >&2; exit 2; }
+done
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "sim-scaling.sh: --repeat needs a positive count, got $repeat" >&2; exit 2; }
 
 work="$(mktemp -d)"

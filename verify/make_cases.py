@@ -8,7 +8,7 @@ It rewrites every file it generates and deletes nothing else.
 import argparse
 import json
 import os
-from math import prod
+from math import isqrt, prod
 
 CASES = []
 
@@ -599,7 +599,14 @@ def main():
                         help="write only the scale cases for these world sizes (squares of even numbers)")
     args = parser.parse_args()
     if args.scale_only:
-        scale_cases([int(n) for n in args.scale_only.split(",")])
+        sizes = []
+        for item in args.scale_only.split(","):
+            n = int(item) if item.isdigit() else 0
+            side = isqrt(n)
+            if n < 4 or side * side != n or side % 2 or n > 4096:
+                parser.error(f"--scale-only: world sizes are squares of even numbers from 4 to 4096, got '{item}'")
+            sizes.append(n)
+        scale_cases(sizes)
     else:
         broadcast_cases()
         sum_reduce_cases()

@@ -101,8 +101,10 @@ int run(const std::vector<std::string>& args) {
     std::optional<std::regex> exclude;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+        // An option's value; another option in its place means the value is missing.
+        auto value = [&](const char* what = "a value") -> std::string {
+            if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
+                throw std::invalid_argument(a + " needs " + what);
             return args[++i];
         };
         if (a == "--help" || a == "-h") {
@@ -120,8 +122,8 @@ int run(const std::vector<std::string>& args) {
             min_baseline = non_negative(a, value());
         } else if (a == "--compare") {
             comparing = true;
-            compare_old = value();
-            compare_new = value();
+            compare_old = value("two files, OLD.json NEW.json");
+            compare_new = value("two files, OLD.json NEW.json");
         } else if (a == "--retry") {
             retries.push_back(value());
         } else if (a == "--list-worse") {

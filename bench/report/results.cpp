@@ -80,8 +80,11 @@ std::vector<std::string> segments(const std::string& workload) {
 std::pair<std::string, std::string> split_name(const std::string& benchmark_name) {
     auto parts = segments(benchmark_name);
     while (!parts.empty() && is_suffix(parts.back())) parts.pop_back();
-    if (parts.size() < 2)
-        throw std::runtime_error("benchmark name '" + benchmark_name + "' is not <role>/<workload>");
+    // The report groups workloads by their first segment: a workload needs one after it.
+    if (parts.size() < 3)
+        throw std::runtime_error("benchmark name '" + benchmark_name +
+                                 "' is not <role>/<workload> with a workload <group>/<...> (the report reads the "
+                                 "layer and primitive benchmarks' JSON, not that of kernels_bench)");
     std::string workload = parts[1];
     for (std::size_t i = 2; i < parts.size(); ++i) workload += "/" + parts[i];
     return {parts[0], workload};
@@ -164,6 +167,8 @@ results from_json(const nlohmann::json& document) {
     r.date = document.value("date", "");
     r.quick = document.value("quick", false);
     for (const auto& [name, j] : document.at("benchmarks").items()) {
+        if (segments(name).size() < 2)
+            throw std::runtime_error("benchmark '" + name + "' in the summary is not a workload <group>/<...>");
         workload_result w;
         w.label = j.value("label", "");
         w.target = optional_number(j, "target");

@@ -293,6 +293,16 @@ TEST(results, benchmark_names_split_into_role_and_workload) {
               (std::pair<std::string, std::string>{"ours", "broadcast/mpi/w4/large"}));
     EXPECT_EQ(split_name("baseline/gemm/f64/512"), (std::pair<std::string, std::string>{"baseline", "gemm/f64/512"}));
     EXPECT_THROW(split_name("lonely/iterations:3"), std::runtime_error);
+    // A workload without a group (kernels_bench's names) is refused, not cut short.
+    try {
+        split_name("gemm/sgemm_64x2048x2048");
+        FAIL() << "expected an error";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("'gemm/sgemm_64x2048x2048' is not <role>/<workload> with a workload "
+                                             "<group>/<...>"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(results, google_benchmark_runs_pair_into_ratios) {

@@ -5,15 +5,17 @@
 # $FAKE_BENCH_STATE/calls. Baselines take 10 ms; ours, per run of its workload (the last value
 # repeats): steady 10 ms (ratio 1.0), flaky 16 then 10 ms (1.6, then 1.0), slow 16 ms (1.6).
 # Called as conv_bench (a layer benchmark: --report-out, no filter), it logs "layer conv" and
-# writes conv_layer/sim/w4/steady (1.0) and conv_layer/sim/w4/lagging (1.6).
+# writes conv_layer/sim/w4/steady (1.0) and conv_layer/sim/w4/lagging (1.6); given --workloads
+# W,..., it logs "layer conv W,..." and writes only those.
 set -euo pipefail
-transport=sim workers=4 out="" filter=".*"
+transport=sim workers=4 out="" filter=".*" workloads=""
 while (($#)); do
   case "$1" in
     --transport) transport=$2; shift ;;
     --workers) workers=$2; shift ;;
     --out | --report-out) out=$2; shift ;;
     --benchmark_filter=*) filter=${1#--benchmark_filter=} ;;
+    --workloads) workloads=$2; shift ;;
   esac
   shift
 done
@@ -24,7 +26,7 @@ if [[ $me == distdl-bench ]]; then
   echo "$key $filter" >>"$FAKE_BENCH_STATE/calls"
 else
   key="layer ${me%_bench}"
-  echo "$key" >>"$FAKE_BENCH_STATE/calls"
+  echo "$key${workloads:+ $workloads}" >>"$FAKE_BENCH_STATE/calls"
 fi
 
 case "$key" in
@@ -38,6 +40,7 @@ for row in "${table[@]}"; do
   read -r -a times <<<"$row"
   workload=${times[0]}
   times=("${times[@]:1}")
+  [[ -z $workloads || ",$workloads," == *",$workload,"* ]] || continue
   count_file="$FAKE_BENCH_STATE/$(tr / _ <<<"$workload")"
   count=$(cat "$count_file" 2>/dev/null || echo 0)
   ran=false
