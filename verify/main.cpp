@@ -119,7 +119,9 @@ arguments parse(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](const char* option) -> std::string {
-            if (i + 1 >= argc) usage_error(std::string(option) + " needs a value");
+            // Another option in its place means the value is missing (--report --filter x).
+            if (i + 1 >= argc || std::string(argv[i + 1]).rfind("--", 0) == 0)
+                usage_error(std::string(option) + " needs a value");
             return argv[++i];
         };
         if (a == "--help" || a == "-h") {

@@ -258,10 +258,12 @@ inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_s
     bool quick = false;
     std::string report_out, workloads;
     std::vector<char*> rest{argv[0]};
-    // --name VALUE or --name=VALUE; false (and a message) when the value is missing.
+    // --name VALUE or --name=VALUE; false (and a message) when the value is missing (another
+    // option in its place: --report-out --quick).
     const auto value_of = [&](int& i, const std::string& name, std::string& value) {
         const std::string a = argv[i];
-        value = a == name ? (i + 1 < argc ? argv[++i] : "") : a.substr(name.size() + 1);
+        const bool next_is_value = i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0;
+        value = a == name ? (next_is_value ? argv[++i] : "") : a.substr(name.size() + 1);
         if (value.empty()) std::fprintf(stderr, "%s: %s needs a value\n", argv[0], name.c_str());
         return !value.empty();
     };
