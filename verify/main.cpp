@@ -28,7 +28,7 @@ using namespace distdl::verify;
 
 const char* usage_text =
     "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--max-world N] [--report DIR]\n"
-    "                     [--junit FILE] [--time-limit SECONDS]\n"
+    "                     [--junit FILE] [--time-limit SECONDS] [--in-process]\n"
     "                     [--random N [--seed S] [--random-world W] [--random-out DIR]] [PATH...]\n"
     "\n"
     "Runs the verification cases in PATH (case files, or folders searched recursively for *.json,\n"
@@ -40,7 +40,9 @@ const char* usage_text =
     "every rank refuses with the expected text. Prints one line per case and a summary per\n"
     "layer.\n"
     "\n"
-    "  --transport sim   threads in this process (default); hangs are reported as deadlocks\n"
+    "  --transport sim   threads (default), each case in a child process of its own, so that a\n"
+    "                    case past the time limit is killed and a crash fails only its case;\n"
+    "                    hangs are reported as deadlocks\n"
     "  --transport mpi   Open MPI: run under `mpiexec -n N`; every case with world_size <= N runs\n"
     "                    on ranks 0..world_size-1 (the others idle); rank 0 prints, other ranks\n"
     "                    print only their failures, all ranks agree on the verdict\n"
@@ -53,7 +55,9 @@ const char* usage_text =
     "                    case's folder, name = case name, time), failures with their message,\n"
     "                    skipped cases with the reason\n"
     "  --time-limit S    per-case time limit in seconds (default 30); past it the case fails\n"
-    "                    (simulator) or the job is aborted (MPI)\n"
+    "                    (simulator: its process is killed) or the job is aborted (MPI)\n"
+    "  --in-process      (simulator) run each case in this process, to debug one: no time limit,\n"
+    "                    and a crash ends the run\n"
     "  --random N        also run N random cases (after those of PATH, which may then be left\n"
     "                    out): Broadcast, SumReduce, AllSumReduce, Repartition, HaloExchange, Linear,\n"
     "                    Feature/Channel/General/ConvNd, Max/AvgPoolNd, Sequential chains of 2-4\n"
@@ -89,6 +93,7 @@ struct arguments {
     std::string report_dir;
     std::string junit_file;
     double time_limit = 30;
+    bool in_process = false;
     int max_world = 256;  // 0: no limit
     std::vector<std::string> paths;
     std::size_t random_cases = 0;
@@ -150,6 +155,8 @@ arguments parse(int argc, char** argv) {
             args.time_limit = std::strtod(text.c_str(), &end);
             if (end == text.c_str() || *end != '\0' || !(args.time_limit > 0))
                 usage_error("--time-limit needs a positive number of seconds, not " + text);
+        } else if (a == "--in-process") {
+            args.in_process = true;
         } else if (a == "--random") {
             args.random_cases = whole_number(a, value("--random"), 1, 1000000);
         } else if (a == "--seed") {
@@ -168,6 +175,7 @@ arguments parse(int argc, char** argv) {
         }
     }
     if (args.paths.empty() && args.random_cases == 0) usage_error("no case files or folders given (nor --random)");
+    if (args.in_process && args.transport != "sim") usage_error("--in-process is for --transport sim");
     if (args.random_cases == 0 && args.random_detail_given)
         usage_error("--seed, --random-world and --random-out go with --random N");
     // Checked here, alike on every MPI rank: only rank 0 writes the files later.
@@ -310,16 +318,11 @@ int run_on_simulator_transport(const arguments& args) {
     const int status = run(
         args,
         [&](const case_spec& spec, const layer_runner& runner) {
-            return job_case_result{run_on_simulator(spec, runner, args.time_limit), {}};
+            return job_case_result{args.in_process ? run_in_this_process(spec, runner)
+                                                   : run_on_simulator(spec, runner, args.time_limit),
+                                   {}};
         },
         0, 1);
-    // Abandoned (hung) cases still own threads: do not unwind static state under them.
-    if (const int abandoned = abandoned_simulator_cases(); abandoned > 0) {
-        std::cout << abandoned << " case(s) abandoned at the time limit; their threads kept running, so the cases "
-                  << "after them shared the machine with them (rerun a slow case alone with a larger --time-limit)\n";
-        std::cout.flush();
-        std::_Exit(status);
-    }
     std::cout.flush();
     return status;
 }

@@ -17,12 +17,12 @@ namespace distdl::verify {
 
 // ---- simulator ----
 
-// Runs the case as spec.world_size threads (sim::run) on a helper thread and waits at most
-// `time_limit_seconds`; past that the case fails and its threads are abandoned.
+// Runs the case as spec.world_size threads (sim::run) in a child process and waits at most
+// `time_limit_seconds`; past that the case fails and the process is killed. A child that dies
+// (a crash) or ends with a non-zero status (a sanitizer's finding) fails the case.
 case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner, double time_limit_seconds);
-// How many cases were abandoned; their threads still run, so the process must end with
-// std::_Exit rather than unwinding static state under them.
-int abandoned_simulator_cases();
+// The same in this process, without a time limit (to debug a case): a crash ends the caller.
+case_outcome run_in_this_process(const case_spec& spec, const layer_runner& runner);
 
 // ---- MPI (any communicator-based job) ----
 

@@ -74,7 +74,7 @@ class member_table {
 };
 
 member_table& table() {
-    static member_table* the_table = new member_table;  // never destroyed: abandoned simulator threads may still use it
+    static member_table* the_table = new member_table;  // never destroyed: threads still running at exit may use it
     return *the_table;
 }
 

@@ -1,6 +1,7 @@
 // The runner and the checks: a good case passes, and each way a case can go wrong makes it
 // fail with a message that says so (the checks can fail).
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -30,7 +31,7 @@ const fs::path source_root = fs::path(__FILE__).parent_path().parent_path().pare
 
 // ---- test layers on one partition P_x: y = a x, adjoint dy -> b dy ----
 
-enum class flaw { none, wrong_value, wrong_adjoint, sleeps, deadlocks, refuses_on_rank0 };
+enum class flaw { none, wrong_value, wrong_adjoint, sleeps, deadlocks, refuses_on_rank0, crashes };
 
 template <class T>
 class scaled_copy : public module<T> {
@@ -42,7 +43,9 @@ class scaled_copy : public module<T> {
     void do_forward(const tensor<T>& x, tensor<T>& y) override {
         y = x;
         if (flaw_ == flaw::wrong_value && world_->rank() == world_->size() - 1 && y.size() > 0) y.data()[0] += T(1);
-        if (flaw_ == flaw::sleeps) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+        // Far past the test's time limit: the test would wait this long if the case were not killed.
+        if (flaw_ == flaw::sleeps) std::this_thread::sleep_for(std::chrono::seconds(30));
+        if (flaw_ == flaw::crashes && world_->rank() == 0) std::abort();
         if (flaw_ == flaw::deadlocks && world_->rank() == 0 && world_->size() > 1) {
             double never = 0;
             std::vector<request> pending;
@@ -155,6 +158,7 @@ const runner_registry& test_registry() {
         r.add(test_runner<flaw::wrong_adjoint>("WrongAdjoint"));
         r.add(test_runner<flaw::sleeps>("Sleeper"));
         r.add(test_runner<flaw::deadlocks>("Deadlock"));
+        r.add(test_runner<flaw::crashes>("Crasher"));
         r.add(test_runner<flaw::refuses_on_rank0>("RefusesOnRank0"));
         r.add(scaled_runner<scaling::cancelled_bounded>("CancelledBounded"));
         r.add(scaled_runner<scaling::cancelled_unbounded>("CancelledUnbounded"));
@@ -254,13 +258,29 @@ TEST(runner, deadlock_is_a_failure_with_a_message) {
     EXPECT_NE(out.message.find("deadlock"), std::string::npos) << out.message;
 }
 
-TEST(runner, hang_past_the_time_limit_fails) {
+TEST(runner, hang_past_the_time_limit_fails_and_its_process_is_killed) {
     const auto out = run_sim(test_case("Sleeper", 2), 0.2);
     EXPECT_FALSE(out.passed());
-    EXPECT_NE(out.message.find("exceeded the time limit"), std::string::npos) << out.message;
-    EXPECT_GE(abandoned_simulator_cases(), 1);
-    // Let the abandoned ranks finish before the process ends.
-    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    EXPECT_NE(out.message.find("exceeded the time limit of 0.2 s"), std::string::npos) << out.message;
+    EXPECT_NE(out.message.find("its process was killed"), std::string::npos) << out.message;
+}
+
+TEST(runner, a_crash_fails_its_case_only) {
+    const auto out = run_sim(test_case("Crasher", 2));
+    EXPECT_FALSE(out.passed());
+    EXPECT_EQ(out.name, "test/Crasher");
+    EXPECT_NE(out.message.find("the case's process died of signal " + std::to_string(SIGABRT)), std::string::npos)
+        << out.message;
+    EXPECT_NE(out.message.find("before it sent its result"), std::string::npos) << out.message;
+    EXPECT_TRUE(run_sim(test_case("Identity", 2)).passed());  // the next case runs as usual
+}
+
+TEST(runner, in_this_process_a_case_runs_alike) {
+    const auto& runner = *test_registry().find("WrongValue");
+    const auto out = run_in_this_process(test_case("WrongValue", 4), runner);
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("differs from the reference"), std::string::npos) << out.message;
+    EXPECT_TRUE(run_in_this_process(test_case("Identity", 3), *test_registry().find("Identity")).passed());
 }
 
 // ---- Sequential: the stages' references chained; a flaw of one stage fails the case ----
