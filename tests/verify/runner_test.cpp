@@ -2,6 +2,7 @@
 // fail with a message that says so (the checks can fail).
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -31,13 +32,15 @@ const fs::path source_root = fs::path(__FILE__).parent_path().parent_path().pare
 
 // ---- test layers on one partition P_x: y = a x, adjoint dy -> b dy ----
 
-enum class flaw { none, wrong_value, wrong_adjoint, sleeps, deadlocks, refuses_on_rank0, crashes };
+enum class flaw { none, wrong_value, wrong_adjoint, sleeps, deadlocks, refuses_on_rank0, crashes, exits_badly };
 
 template <class T>
 class scaled_copy : public module<T> {
   public:
     scaled_copy(const cartesian_partition& P_x, flaw f) : world_(P_x.world_comm()), flaw_(f) {
         if (flaw_ == flaw::refuses_on_rank0 && world_->rank() == 0) throw invalid_argument("TestLayer: rank 0 says no");
+        // As a sanitizer's report does: a correct result, then the process ends with status 3.
+        if (flaw_ == flaw::exits_badly && world_->rank() == 0) std::atexit([] { std::_Exit(3); });
     }
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override {
@@ -159,6 +162,7 @@ const runner_registry& test_registry() {
         r.add(test_runner<flaw::sleeps>("Sleeper"));
         r.add(test_runner<flaw::deadlocks>("Deadlock"));
         r.add(test_runner<flaw::crashes>("Crasher"));
+        r.add(test_runner<flaw::exits_badly>("ExitsBadly"));  // only in a child process (run_sim)
         r.add(test_runner<flaw::refuses_on_rank0>("RefusesOnRank0"));
         r.add(scaled_runner<scaling::cancelled_bounded>("CancelledBounded"));
         r.add(scaled_runner<scaling::cancelled_unbounded>("CancelledUnbounded"));
@@ -273,6 +277,13 @@ TEST(runner, a_crash_fails_its_case_only) {
         << out.message;
     EXPECT_NE(out.message.find("before it sent its result"), std::string::npos) << out.message;
     EXPECT_TRUE(run_sim(test_case("Identity", 2)).passed());  // the next case runs as usual
+}
+
+TEST(runner, a_process_ending_badly_after_a_correct_result_fails_its_case) {
+    const auto out = run_sim(test_case("ExitsBadly", 2));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("the case's process ended with exit status 3 after its result"), std::string::npos)
+        << out.message;
 }
 
 TEST(runner, in_this_process_a_case_runs_alike) {
