@@ -446,7 +446,10 @@ std::vector<std::size_t> case_spec::per_dimension(const std::string& option, std
 }
 
 case_spec parse_case(const nlohmann::json& document, const std::string& file, const runner_registry& registry) {
-    return validator(file, registry).run(document);
+    case_spec spec = validator(file, registry).run(document);
+    spec.source = document;
+    spec.registry = &registry;
+    return spec;
 }
 
 case_spec load_case(const std::string& path, const runner_registry& registry) {

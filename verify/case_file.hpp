@@ -62,6 +62,10 @@ struct case_spec {
     std::map<std::string, std::string> partition_sources;
     // A stage's runner, from the registry that loaded the case (which outlives it).
     const layer_runner* stage_runner = nullptr;
+    // What the case was parsed from, and by which registry: to parse it again in another
+    // process (the simulator transport's worker, a fork of this one).
+    nlohmann::json source;
+    const runner_registry* registry = nullptr;
 
     bool expect_pass() const { return !expected_error.has_value(); }
     const partition_spec& partition(const std::string& name) const;

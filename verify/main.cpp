@@ -40,9 +40,9 @@ const char* usage_text =
     "every rank refuses with the expected text. Prints one line per case and a summary per\n"
     "layer.\n"
     "\n"
-    "  --transport sim   threads (default), each case in a child process of its own, so that a\n"
-    "                    case past the time limit is killed and a crash fails only its case;\n"
-    "                    hangs are reported as deadlocks\n"
+    "  --transport sim   threads (default), in a worker process (a fork), so that a case past the\n"
+    "                    time limit is killed and a crash fails only its case (a fresh worker\n"
+    "                    runs the cases after it); hangs are reported as deadlocks\n"
     "  --transport mpi   Open MPI: run under `mpiexec -n N`; every case with world_size <= N runs\n"
     "                    on ranks 0..world_size-1 (the others idle); rank 0 prints, other ranks\n"
     "                    print only their failures, all ranks agree on the verdict\n"
@@ -323,6 +323,12 @@ int run_on_simulator_transport(const arguments& args) {
                                    {}};
         },
         0, 1);
+    if (const int ending = finish_simulator_cases(); ending != 0) {
+        std::cout << "FAIL: the process that ran the cases " << describe_wait_status(ending)
+                  << " after its last case (a sanitizer's report above?)\n";
+        std::cout.flush();
+        return 1;
+    }
     std::cout.flush();
     return status;
 }

@@ -1,14 +1,20 @@
-// The simulator transport of the harness: one case = one sim::run, in a child process of its
-// own, so that a case past the time limit is killed with all its threads and memory, and a
-// case that crashes fails alone instead of ending the run.
+// The simulator transport of the harness: one case = one sim::run, in a worker process (a fork
+// of this one) that runs the cases it is sent one after another, so that a case past the time
+// limit is killed with all its threads and memory, and a case that crashes fails alone instead
+// of ending the run. A fresh worker takes the cases after either. One worker for many cases: a
+// fork per case cost 1.5-17 ms per case (page tables and copied pages of a large plan).
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -16,11 +22,14 @@
 
 #include "simulator/run.hpp"
 #include "verify/case_runner.hpp"
+#include "verify/registry.hpp"
 #include "verify/transports.hpp"
 
 namespace distdl::verify {
 
 namespace {
+
+using clock = std::chrono::steady_clock;
 
 case_outcome failed_case(const case_spec& spec, const std::string& message) {
     case_outcome out = outcome_for(spec);
@@ -29,10 +38,10 @@ case_outcome failed_case(const case_spec& spec, const std::string& message) {
     return out;
 }
 
-// Writes all of `text` (a pipe may take it in parts); false if the reader is gone.
-bool write_all(int fd, const std::string& text) {
-    for (std::size_t done = 0; done < text.size();) {
-        const ssize_t n = write(fd, text.data() + done, text.size() - done);
+// Messages through a pipe: 8 bytes of length, then the text.
+bool write_all(int fd, const char* data, std::size_t size) {
+    for (std::size_t done = 0; done < size;) {
+        const ssize_t n = write(fd, data + done, size - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         done += std::size_t(n);
@@ -40,21 +49,38 @@ bool write_all(int fd, const std::string& text) {
     return true;
 }
 
-// Reads `fd` until its end or `deadline`; false at the deadline.
-bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string& text) {
-    char chunk[65536];
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{fd, POLLIN, 0};
-        const int ready = poll(&p, 1, int(std::min<long long>(left.count(), 1000)));
-        if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
-        if (ready < 0) return true;  // nothing more to read: judged by the child's end
-        const ssize_t n = read(fd, chunk, sizeof chunk);
+bool write_message(int fd, const std::string& text) {
+    const std::uint64_t size = text.size();
+    return write_all(fd, reinterpret_cast<const char*>(&size), sizeof size) && write_all(fd, text.data(), text.size());
+}
+
+enum class reading { done, ended, late };
+
+// Reads `size` bytes into `into`, waiting until `deadline` at the most (none: for ever).
+reading read_exactly(int fd, std::size_t size, std::optional<clock::time_point> deadline, char* into) {
+    for (std::size_t got = 0; got < size;) {
+        if (deadline) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock::now()).count();
+            if (left <= 0) return reading::late;
+            pollfd p{fd, POLLIN, 0};
+            const int ready = poll(&p, 1, int(std::min<long long>(left, 1000)));
+            if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+            if (ready < 0) return reading::ended;
+        }
+        const ssize_t n = read(fd, into + got, size - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return true;
-        text.append(chunk, std::size_t(n));
+        if (n <= 0) return reading::ended;
+        got += std::size_t(n);
     }
+    return reading::done;
+}
+
+reading read_message(int fd, std::optional<clock::time_point> deadline, std::string& text) {
+    std::uint64_t size = 0;
+    if (const auto r = read_exactly(fd, sizeof size, deadline, reinterpret_cast<char*>(&size)); r != reading::done)
+        return r;
+    text.assign(std::size_t(size), '\0');
+    return read_exactly(fd, text.size(), deadline, text.data());
 }
 
 std::string seconds_as_given(double seconds) {
@@ -63,10 +89,101 @@ std::string seconds_as_given(double seconds) {
     return given.str();
 }
 
+// The worker's side: each case it is sent ({"file", "doc"}), parsed again by the registry that
+// parsed it here, run in the worker; the outcome sent back. Ends when the request pipe closes.
+[[noreturn]] void serve_cases(int requests, int replies, const runner_registry& registry) {
+    for (std::string request; read_message(requests, std::nullopt, request) == reading::done;) {
+        const auto doc = nlohmann::json::parse(request);
+        const case_spec spec = parse_case(doc.at("doc"), doc.at("file").get<std::string>(), registry);
+        std::string reply;
+        try {
+            reply = nlohmann::json(run_in_this_process(spec, *registry.find(spec.layer))).dump();
+        } catch (const std::exception& e) {
+            reply = nlohmann::json(failed_case(spec, e.what())).dump();
+        }
+        if (!write_message(replies, reply)) std::_Exit(1);
+    }
+    std::exit(0);  // a normal end: a sanitizer's leak check covers the cases
+}
+
+// The parent's side of one worker process.
+class case_worker {
+  public:
+    // Forks the worker; nullptr (and `why`) if the system refuses.
+    static std::unique_ptr<case_worker> start(const runner_registry& registry, std::string& why) {
+        std::signal(SIGPIPE, SIG_IGN);  // a request to a worker that died fails instead of ending us
+        std::cout.flush();  // else the worker would print what this process has buffered again
+        std::cerr.flush();
+        std::fflush(nullptr);
+        int to_worker[2], from_worker[2];
+        if (pipe(to_worker) != 0) return refused("could not make a pipe for the cases' process", why);
+        if (pipe(from_worker) != 0) {
+            close(to_worker[0]), close(to_worker[1]);
+            return refused("could not make a pipe for the cases' process", why);
+        }
+        const pid_t pid = fork();
+        if (pid == 0) {
+            close(to_worker[1]), close(from_worker[0]);
+            serve_cases(to_worker[0], from_worker[1], registry);
+        }
+        close(to_worker[0]), close(from_worker[1]);
+        if (pid < 0) {
+            close(to_worker[1]), close(from_worker[0]);
+            return refused("could not start a process for the cases", why);
+        }
+        return std::unique_ptr<case_worker>(new case_worker(pid, to_worker[1], from_worker[0], &registry));
+    }
+
+    ~case_worker() { finish(); }
+
+    const runner_registry* registry() const { return registry_; }
+
+    // Sends the case, waits for its outcome until `deadline`: the outcome's text, or nothing
+    // if the worker died (it is then ended) or was late (it is then killed).
+    reading run(const case_spec& spec, clock::time_point deadline, std::string& outcome) {
+        const nlohmann::json request{{"file", spec.file}, {"doc", spec.source}};
+        if (!write_message(requests_, request.dump())) return reading::ended;
+        return read_message(replies_, deadline, outcome);
+    }
+
+    // Ends the worker (killed first if `kill_it`); its wait status.
+    int finish(bool kill_it = false) {
+        if (pid_ <= 0) return status_;
+        if (kill_it) kill(pid_, SIGKILL);
+        close(requests_), close(replies_);  // a live worker reads the end of its requests and exits
+        while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+        return status_;
+    }
+
+  private:
+    case_worker(pid_t pid, int requests, int replies, const runner_registry* registry)
+        : pid_(pid), requests_(requests), replies_(replies), registry_(registry) {}
+
+    static std::unique_ptr<case_worker> refused(const std::string& what, std::string& why) {
+        why = what + ": " + std::strerror(errno);
+        return nullptr;
+    }
+
+    pid_t pid_;
+    int requests_, replies_;
+    const runner_registry* registry_;
+    int status_ = 0;
+};
+
+std::unique_ptr<case_worker> worker;  // the harness runs one case at a time
+
 }  // namespace
 
+std::string describe_wait_status(int status) {
+    if (WIFSIGNALED(status))
+        return "died of signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+    return "ended with exit status " + std::to_string(WEXITSTATUS(status));
+}
+
 case_outcome run_in_this_process(const case_spec& spec, const layer_runner& runner) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = clock::now();
     std::vector<worker_result> results(static_cast<std::size_t>(spec.world_size));
     serial_memo serial;  // computed once, not once per worker
     case_outcome out;
@@ -85,71 +202,56 @@ case_outcome run_in_this_process(const case_spec& spec, const layer_runner& runn
             out.message += " (every rank must refuse with \"" + *spec.expected_error + "\"; refused: [" + refused + "])";
         }
     }
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return out;
 }
 
 case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner, double time_limit_seconds) {
-    const auto start = std::chrono::steady_clock::now();
-    std::cout.flush();  // else the child would print what this process has buffered again
-    std::cerr.flush();
-    std::fflush(nullptr);
-    int ends[2];
-    if (pipe(ends) != 0) return failed_case(spec, std::string("could not make a pipe for the case: ") + std::strerror(errno));
-    const pid_t child = fork();
-    if (child < 0) {
-        const int error = errno;
-        close(ends[0]);
-        close(ends[1]);
-        return failed_case(spec, std::string("could not start a process for the case: ") + std::strerror(error));
+    if (spec.registry == nullptr) return run_in_this_process(spec, runner);  // not parsed: cannot be sent
+    const auto start = clock::now();
+    if (worker && worker->registry() != spec.registry) finish_simulator_cases();
+    if (!worker) {
+        std::string why;
+        worker = case_worker::start(*spec.registry, why);
+        if (!worker) return failed_case(spec, why);
     }
-    if (child == 0) {
-        close(ends[0]);
-        std::string result;
-        try {
-            result = nlohmann::json(run_in_this_process(spec, runner)).dump();
-        } catch (const std::exception& e) {
-            result = nlohmann::json(failed_case(spec, e.what())).dump();
-        }
-        const bool sent = write_all(ends[1], result);
-        close(ends[1]);
-        std::exit(sent ? 0 : 1);  // a normal end: a sanitizer's leak check covers the case
-    }
-    close(ends[1]);
-    std::string result;
-    const bool in_time = read_until(ends[0], start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                          std::chrono::duration<double>(time_limit_seconds)),
-                                    result);
-    close(ends[0]);
-    if (!in_time) kill(child, SIGKILL);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-
+    std::string text;
+    const auto deadline =
+        start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(time_limit_seconds));
+    const reading r = worker->run(spec, deadline, text);
     case_outcome out;
-    if (!in_time) {
+    if (r == reading::done) {
+        try {
+            out = nlohmann::json::parse(text).get<case_outcome>();
+        } catch (const std::exception& e) {
+            out = failed_case(spec, std::string("the process running the case sent an unreadable result: ") + e.what());
+        }
+        // The worker ran the document: a spec changed after parsing would be judged as it was.
+        const case_outcome sent = outcome_for(spec);
+        if (out.name != sent.name || out.layer != sent.layer || out.world_size != sent.world_size ||
+            out.dtype_name != sent.dtype_name || out.expects_error != sent.expects_error)
+            throw std::logic_error("run_on_simulator: case " + spec.name +
+                                   " differs from the document it was parsed from; parse the changed document");
+    } else if (r == reading::late) {
+        worker->finish(true);
+        worker.reset();
         out = failed_case(spec, "exceeded the time limit of " + seconds_as_given(time_limit_seconds) +
                                     " s without the simulator detecting a deadlock (a rank computes or spins forever); "
                                     "its process was killed");
-    } else if (WIFSIGNALED(status)) {
-        const int signal = WTERMSIG(status);
-        out = failed_case(spec, "the case's process died of signal " + std::to_string(signal) + " (" +
-                                    strsignal(signal) + ")" + (result.empty() ? " before it sent its result" : ""));
     } else {
-        try {
-            out = nlohmann::json::parse(result).get<case_outcome>();
-        } catch (const std::exception&) {
-            out = failed_case(spec, "the case's process ended with exit status " + std::to_string(WEXITSTATUS(status)) +
-                                        " before it sent its result");
-        }
-        if (WEXITSTATUS(status) != 0 && out.passed()) {
-            out.result = verdict::failed;
-            out.message = "the case's process ended with exit status " + std::to_string(WEXITSTATUS(status)) +
-                          " after its result (a sanitizer's report above?)";
-        }
+        const int status = worker->finish();
+        worker.reset();
+        out = failed_case(spec, "the process running the case " + describe_wait_status(status) + " before it sent its result");
     }
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return out;
+}
+
+int finish_simulator_cases() {
+    if (!worker) return 0;
+    const int status = worker->finish();
+    worker.reset();
+    return status;
 }
 
 }  // namespace distdl::verify

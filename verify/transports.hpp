@@ -17,11 +17,19 @@ namespace distdl::verify {
 
 // ---- simulator ----
 
-// Runs the case as spec.world_size threads (sim::run) in a child process and waits at most
-// `time_limit_seconds`; past that the case fails and the process is killed. A child that dies
-// (a crash) or ends with a non-zero status (a sanitizer's finding) fails the case.
+// Runs the case as spec.world_size threads (sim::run) in a worker process (a fork of this one,
+// kept for the next cases) and waits at most `time_limit_seconds`; past that the case fails
+// and the worker is killed. A worker that dies (a crash) fails the case it ran. The worker runs
+// the document the case was parsed from: change a document, not a parsed case (a change the
+// outcome shows, as of its name or expectation, throws std::logic_error). A case not made by
+// parse_case (no document) runs in this process.
 case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner, double time_limit_seconds);
-// The same in this process, without a time limit (to debug a case): a crash ends the caller.
+// Ends the worker after the last case: its wait status (0 if there was none). Not 0: it ended
+// badly after its cases' results (a sanitizer's report: a leak, a race).
+int finish_simulator_cases();
+// "ended with exit status 23", "died of signal 6 (Aborted)": a wait status for a message.
+std::string describe_wait_status(int status);
+// The case in this process, without a time limit (to debug a case): a crash ends the caller.
 case_outcome run_in_this_process(const case_spec& spec, const layer_runner& runner);
 
 // ---- MPI (any communicator-based job) ----
