@@ -93,6 +93,7 @@ struct arguments {
     std::string report_dir;
     std::string junit_file;
     double time_limit = 30;
+    bool time_limit_given = false;
     bool in_process = false;
     int max_world = 256;  // 0: no limit
     std::vector<std::string> paths;
@@ -151,6 +152,7 @@ arguments parse(int argc, char** argv) {
             args.junit_file = value("--junit");
         } else if (a == "--time-limit") {
             const std::string text = value("--time-limit");
+            args.time_limit_given = true;
             char* end = nullptr;
             args.time_limit = std::strtod(text.c_str(), &end);
             if (end == text.c_str() || *end != '\0' || !(args.time_limit > 0))
@@ -176,6 +178,7 @@ arguments parse(int argc, char** argv) {
     }
     if (args.paths.empty() && args.random_cases == 0) usage_error("no case files or folders given (nor --random)");
     if (args.in_process && args.transport != "sim") usage_error("--in-process is for --transport sim");
+    if (args.in_process && args.time_limit_given) usage_error("--in-process runs without a time limit: drop --time-limit");
     if (args.random_cases == 0 && args.random_detail_given)
         usage_error("--seed, --random-world and --random-out go with --random N");
     // Checked here, alike on every MPI rank: only rank 0 writes the files later.
