@@ -173,6 +173,7 @@ class case_worker {
 };
 
 std::unique_ptr<case_worker> worker;  // the harness runs one case at a time
+int earlier_ending = 0;               // a worker's bad wait status, kept for finish_simulator_cases
 
 }  // namespace
 
@@ -209,7 +210,11 @@ case_outcome run_in_this_process(const case_spec& spec, const layer_runner& runn
 case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner, double time_limit_seconds) {
     if (spec.registry == nullptr) return run_in_this_process(spec, runner);  // not parsed: cannot be sent
     const auto start = clock::now();
-    if (worker && worker->registry() != spec.registry) finish_simulator_cases();
+    if (worker && worker->registry() != spec.registry) {
+        const int ending = worker->finish();  // another registry: a worker of its own
+        worker.reset();
+        if (earlier_ending == 0) earlier_ending = ending;
+    }
     if (!worker) {
         std::string why;
         worker = case_worker::start(*spec.registry, why);
@@ -248,10 +253,11 @@ case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner,
 }
 
 int finish_simulator_cases() {
-    if (!worker) return 0;
-    const int status = worker->finish();
+    const int ending = worker ? worker->finish() : 0;
     worker.reset();
-    return status;
+    const int first = earlier_ending != 0 ? earlier_ending : ending;
+    earlier_ending = 0;
+    return first;
 }
 
 }  // namespace distdl::verify

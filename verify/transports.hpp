@@ -24,7 +24,8 @@ namespace distdl::verify {
 // outcome shows, as of its name or expectation, throws std::logic_error). A case not made by
 // parse_case (no document) runs in this process.
 case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner, double time_limit_seconds);
-// Ends the worker after the last case: its wait status (0 if there was none). Not 0: it ended
+// Ends the worker after the last case: its wait status, or that of an earlier worker ended for
+// another registry's cases, if that was not 0 (0 if there was none). Not 0: a worker ended
 // badly after its cases' results (a sanitizer's report: a leak, a race).
 int finish_simulator_cases();
 // "ended with exit status 23", "died of signal 6 (Aborted)": a wait status for a message.
