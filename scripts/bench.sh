@@ -54,7 +54,8 @@ while (($#)); do
     --out) value "$1" "${2-}" "a directory"; out="$2"; shift ;;
     --ranks) value "$1" "${2-}" "a list"; ranks="$2"; shift
              for r in $ranks; do
-               [[ $r == 4 || $r == 16 ]] || { echo "bench.sh: --ranks takes 4 and 16 (the workloads' sizes), got '$r'" >&2; exit 2; }
+               [[ $r == 4 || $r == 16 ]] ||
+                 { echo "bench.sh: --ranks takes 4 and 16 (the workloads' sizes), got '$r'" >&2; exit 2; }
              done ;;
     --layers) value "$1" "${2-}" 'a list ("" for none)'; layers="$2"; shift
               for l in $layers; do
@@ -63,9 +64,11 @@ while (($#)); do
     --bin) value "$1" "${2-}" "a directory"; bin="$2"; shift ;;
     --compare) value "$1" "${2-}" "a bench.json"; compare="$2"; shift ;;
     --tolerance) value "$1" "${2-}" "a number"; tolerance="$2"; shift
-                 [[ "$tolerance" =~ $number ]] || { echo "bench.sh: --tolerance must be a number >= 0, got '$tolerance'" >&2; exit 2; } ;;
+                 [[ "$tolerance" =~ $number ]] ||
+                   { echo "bench.sh: --tolerance must be a number >= 0, got '$tolerance'" >&2; exit 2; } ;;
     --min-baseline) value "$1" "${2-}" "a number of seconds"; min_baseline="$2"; shift
-                    [[ "$min_baseline" =~ $number ]] || { echo "bench.sh: --min-baseline must be a number of seconds >= 0, got '$min_baseline'" >&2; exit 2; } ;;
+                    [[ "$min_baseline" =~ $number ]] ||
+                      { echo "bench.sh: --min-baseline must be a number of seconds >= 0, got '$min_baseline'" >&2; exit 2; } ;;
     --retries) value "$1" "${2-}" "a count"; retries="$2"; shift
                [[ "$retries" =~ ^[0-9]+$ ]] || { echo "bench.sh: --retries must be a count >= 0, got '$retries'" >&2; exit 2; } ;;
     -h|--help) usage; exit 0 ;;

@@ -178,7 +178,8 @@ arguments parse(int argc, char** argv) {
     }
     if (args.paths.empty() && args.random_cases == 0) usage_error("no case files or folders given (nor --random)");
     if (args.in_process && args.transport != "sim") usage_error("--in-process is for --transport sim");
-    if (args.in_process && args.time_limit_given) usage_error("--in-process runs without a time limit: drop --time-limit");
+    if (args.in_process && args.time_limit_given)
+        usage_error("--in-process runs without a time limit: drop --time-limit");
     if (args.random_cases == 0 && args.random_detail_given)
         usage_error("--seed, --random-world and --random-out go with --random N");
     // Checked here, alike on every MPI rank: only rank 0 writes the files later.

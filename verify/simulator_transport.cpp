@@ -146,15 +146,16 @@ class case_worker {
         return read_message(replies_, deadline, outcome);
     }
 
-    // Ends the worker (killed first if `kill_it`); its wait status.
+    // Ends the worker (killed first if `kill_it`); its wait status (0 if it had ended).
     int finish(bool kill_it = false) {
-        if (pid_ <= 0) return status_;
+        if (pid_ <= 0) return 0;
         if (kill_it) kill(pid_, SIGKILL);
         close(requests_), close(replies_);  // a live worker reads the end of its requests and exits
-        while (waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
+        int status = 0;
+        while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
         }
         pid_ = -1;
-        return status_;
+        return status;
     }
 
   private:
@@ -169,11 +170,17 @@ class case_worker {
     pid_t pid_;
     int requests_, replies_;
     const runner_registry* registry_;
-    int status_ = 0;
 };
 
 std::unique_ptr<case_worker> worker;  // the harness runs one case at a time
 int earlier_ending = 0;               // a worker's bad wait status, kept for finish_simulator_cases
+
+// Ends the worker (killed first if `kill_it`): its wait status.
+int end_worker(bool kill_it = false) {
+    const int status = worker->finish(kill_it);
+    worker.reset();
+    return status;
+}
 
 }  // namespace
 
@@ -200,7 +207,8 @@ case_outcome run_in_this_process(const case_spec& spec, const layer_runner& runn
             std::string refused;
             for (const auto& r : results)
                 if (r.refused) refused += (refused.empty() ? "" : ",") + std::to_string(r.rank);
-            out.message += " (every rank must refuse with \"" + *spec.expected_error + "\"; refused: [" + refused + "])";
+            out.message +=
+                " (every rank must refuse with \"" + *spec.expected_error + "\"; refused: [" + refused + "])";
         }
     }
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
@@ -210,9 +218,8 @@ case_outcome run_in_this_process(const case_spec& spec, const layer_runner& runn
 case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner, double time_limit_seconds) {
     if (spec.registry == nullptr) return run_in_this_process(spec, runner);  // not parsed: cannot be sent
     const auto start = clock::now();
-    if (worker && worker->registry() != spec.registry) {
-        const int ending = worker->finish();  // another registry: a worker of its own
-        worker.reset();
+    if (worker && worker->registry() != spec.registry) {  // another registry: a worker of its own
+        const int ending = end_worker();
         if (earlier_ending == 0) earlier_ending = ending;
     }
     if (!worker) {
@@ -238,23 +245,20 @@ case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner,
             throw std::logic_error("run_on_simulator: case " + spec.name +
                                    " differs from the document it was parsed from; parse the changed document");
     } else if (r == reading::late) {
-        worker->finish(true);
-        worker.reset();
+        end_worker(true);
         out = failed_case(spec, "exceeded the time limit of " + seconds_as_given(time_limit_seconds) +
                                     " s without the simulator detecting a deadlock (a rank computes or spins forever); "
                                     "its process was killed");
     } else {
-        const int status = worker->finish();
-        worker.reset();
-        out = failed_case(spec, "the process running the case " + describe_wait_status(status) + " before it sent its result");
+        out = failed_case(spec, "the process running the case " + describe_wait_status(end_worker()) +
+                                    " before it sent its result");
     }
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return out;
 }
 
 int finish_simulator_cases() {
-    const int ending = worker ? worker->finish() : 0;
-    worker.reset();
+    const int ending = worker ? end_worker() : 0;
     const int first = earlier_ending != 0 ? earlier_ending : ending;
     earlier_ending = 0;
     return first;

@@ -3,8 +3,8 @@
 # the real distdl-bench-report, given as $1): a workload worse in the first run only passes as
 # noise after one re-run, one worse in every attempt fails and is named, only the worse
 # workloads are re-run (under mpiexec -n <workers> for Open MPI ones), a layer benchmark's
-# regression re-runs that benchmark's worse workloads only (--workloads), layer benchmarks left out by --layers are not
-# compared, and --retries 0 fails on the first run.
+# regression re-runs that benchmark's worse workloads only (--workloads), layer benchmarks left
+# out by --layers are not compared, and --retries 0 fails on the first run.
 set -euo pipefail
 report=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -210,8 +210,6 @@ TEST(sim_scale, rank_lists_stay_short) {
     EXPECT_EQ(format_ranks(scattered), "[0,1,4,9,16,25,36,49,64,81,100,121,... 88 more]");
 }
 
-}  // namespace
-
 // More ranks than the system lets this process start threads for: a clear error that says so,
 // and the ranks already started end (no hang). The child process's address space is capped a
 // few thread stacks above what it uses, so that thread creation fails after a few ranks.
@@ -256,3 +254,5 @@ TEST(sim_scale, more_ranks_than_the_system_allows_threads_is_a_clear_error) {
     expect_contains(what, {"sim::run: could not start the thread of rank ", " of 64 (", "ulimit -u",
                            "vm.max_map_count"});
 }
+
+}  // namespace
