@@ -4,9 +4,10 @@
 //
 // Two ways to call: `y = m.forward(x)` returns a new tensor; `m.forward(x, y)` writes into the
 // caller's y, reusing its storage when y already has the output shape (a steady-state loop
-// then allocates nothing), and reshaping it otherwise. x and y must not share storage. The
-// same holds for adjoint(dy) / adjoint(dy, dx). A tensor of another element type is a compile
-// error, never a silent conversion.
+// then allocates nothing), and reshaping it otherwise. y may be x itself (`m.forward(x, x)`):
+// the result then goes through a temporary, as no module computes in place. The same holds for
+// adjoint(dy) / adjoint(dy, dx). A tensor of another element type is a compile error, never a
+// silent conversion.
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -32,13 +33,25 @@ class module {
         do_forward(x, y);
         return y;
     }
-    void forward(const tensor<T>& x, tensor<T>& y) { do_forward(x, y); }
+    void forward(const tensor<T>& x, tensor<T>& y) {
+        if (&x == &y) {
+            y = forward(x);
+            return;
+        }
+        do_forward(x, y);
+    }
     tensor<T> adjoint(const tensor<T>& dy) {
         tensor<T> dx;
         do_adjoint(dy, dx);
         return dx;
     }
-    void adjoint(const tensor<T>& dy, tensor<T>& dx) { do_adjoint(dy, dx); }
+    void adjoint(const tensor<T>& dy, tensor<T>& dx) {
+        if (&dy == &dx) {
+            dx = adjoint(dy);
+            return;
+        }
+        do_adjoint(dy, dx);
+    }
 
     // Another element type: refused at compile time (xtensor would convert element by element).
     template <class U, class = std::enable_if_t<!std::is_same_v<U, T>>>

@@ -38,6 +38,15 @@ void check_max_boundary(const std::shared_ptr<distdl::communicator>& world) {
     const tensor<T> dy = mine<T>(world, workers, {row<T>({1, 2, 3}), row<T>({4, 5}), row<T>({6, 7})});
     const tensor<T> dx = layer.adjoint(dy);
     expect_pieces<T>(world, workers, dx, {row<T>({1, 5}), row<T>({4, 0}), row<T>({11, 7})}, true, "max adjoint");
+    // The output may be the input itself (module.hpp): the same results.
+    tensor<T> aliased = x;
+    layer.forward(aliased, aliased);
+    expect_pieces<T>(world, workers, aliased, {row<T>({-3, -1, -1}), row<T>({-2, -4}), row<T>({-4, -6})}, true,
+                     "max forward into x");
+    aliased = dy;
+    layer.adjoint(aliased, aliased);
+    expect_pieces<T>(world, workers, aliased, {row<T>({1, 5}), row<T>({4, 0}), row<T>({11, 7})}, true,
+                     "max adjoint into dy");
 }
 
 // Ties across a halo: x = [1,1 | 1,1], kernel 2, stride 1: window 1 holds x1 (worker 0) and
@@ -77,8 +86,13 @@ void check_avg_boundary(const std::shared_ptr<distdl::communicator>& world) {
     const tensor<T> y = layer.forward(mine<T>(world, workers, {row<T>({1, 2}), row<T>({3, 4}), row<T>({5, 6})}));
     expect_pieces<T>(world, workers, y, {row<T>({1, 2}), row<T>({3, 4}), row<T>({5, 11.0 / 3})}, false, "avg forward");
     // dy = 3 everywhere: each input gets 1 per window that covers it (x0 and x5: 2, others 3).
-    const tensor<T> dx = layer.adjoint(mine<T>(world, workers, {row<T>({3, 3}), row<T>({3, 3}), row<T>({3, 3})}));
+    const tensor<T> dy = mine<T>(world, workers, {row<T>({3, 3}), row<T>({3, 3}), row<T>({3, 3})});
+    const tensor<T> dx = layer.adjoint(dy);
     expect_pieces<T>(world, workers, dx, {row<T>({2, 3}), row<T>({3, 3}), row<T>({3, 2})}, false, "avg adjoint");
+    tensor<T> aliased = dy;  // the gradient may be written over dy itself (module.hpp)
+    layer.adjoint(aliased, aliased);
+    expect_pieces<T>(world, workers, aliased, {row<T>({2, 3}), row<T>({3, 3}), row<T>({3, 2})}, false,
+                     "avg adjoint into dy");
 }
 
 }  // namespace
