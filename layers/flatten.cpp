@@ -19,8 +19,6 @@ namespace {
 
 constexpr const char* name = "Flatten";
 
-std::vector<std::size_t> widened(const std::vector<int>& ranks) { return {ranks.begin(), ranks.end()}; }
-
 }  // namespace
 
 template <class T>
@@ -37,10 +35,8 @@ flatten<T>::flatten(const cartesian_partition& P_x, const cartesian_partition& P
     // First, before any check that could fail on some workers only: the same arguments everywhere.
     detail::argument_agreement(name)
         .element_type(dtype_of<T>())
-        .list("P_x shape", P_x.shape())
-        .list("P_y shape", P_y.shape())
-        .list("P_x workers", widened(P_x.members()))
-        .list("P_y workers", widened(P_y.members()))
+        .partition("P_x", P_x)
+        .partition("P_y", P_y)
         .require(*P_x.world_comm());
     const shape_t& grid = P_x.shape();
     DISTDL_REQUIRE_AS(grid.size() >= 2 && grid.size() <= 5, partition_error,

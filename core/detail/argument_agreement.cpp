@@ -47,6 +47,8 @@ std::string show(const decoded_field& f) {
         case 2: return f.values.empty() ? "?" : std::to_string(f.values.front());
         case 3: return f.values.empty() ? "?" : (f.values.front() ? "true" : "false");
         case 4: return f.values.empty() ? "?" : dtype_name(f.values.front());
+        case 5: return format_rank_set(std::vector<int>(f.values.begin(), f.values.end()));
+        case 6: return std::string(f.values.begin(), f.values.end());
         default: return format_list(f.values);
     }
 }
@@ -67,7 +69,9 @@ std::string format_rank_set(const std::vector<int>& ranks) {
     return out.str();
 }
 
-argument_agreement::argument_agreement(std::string module_name) : module_name_(std::move(module_name)) {}
+argument_agreement::argument_agreement(std::string module_name) : module_name_(std::move(module_name)) {
+    add("the module", kind::text, std::vector<std::uint64_t>(module_name_.begin(), module_name_.end()));
+}
 
 void argument_agreement::add(std::string name, kind k, const std::vector<std::uint64_t>& values) {
     names_.push_back(std::move(name));
@@ -93,6 +97,13 @@ argument_agreement& argument_agreement::flag(std::string name, bool value) {
 
 argument_agreement& argument_agreement::element_type(dtype type) {
     add("the element type", kind::element_type, {static_cast<std::uint64_t>(type)});
+    return *this;
+}
+
+argument_agreement& argument_agreement::partition(const std::string& name, const cartesian_partition& p) {
+    list(name + " shape", p.shape());
+    const std::vector<int>& members = p.members();
+    add(name + " workers", kind::ranks, std::vector<std::uint64_t>(members.begin(), members.end()));
     return *this;
 }
 
@@ -157,13 +168,27 @@ void argument_agreement::require(communicator& world) const {
     std::vector<std::vector<decoded_field>> fields;
     for (const auto& g : groups) fields.push_back(decode(g.record));
     std::ostringstream msg;
+    const auto same_field = [&](std::size_t f) {
+        return std::all_of(fields.begin(), fields.end(),
+                           [&](const auto& fs) { return fs.size() > f && fs[f] == fields.front()[f]; });
+    };
+    if (!same_field(0)) {
+        // Other modules: their other fields do not line up, and each names itself otherwise.
+        msg << "workers construct different modules:";
+        for (std::size_t g = 0; g < groups.size(); ++g)
+            msg << (g ? "," : "") << " " << (fields[g].empty() ? "?" : show(fields[g][0])) << " on world ranks "
+                << format_rank_set(groups[g].ranks);
+        if (!unplaced.empty()) msg << " (and others on world ranks " << format_rank_set(unplaced) << ")";
+        throw invalid_argument(msg.str());
+    }
     msg << module_name_ << ": workers disagree";
     bool named = false;
     for (std::size_t f = 0; f < names_.size(); ++f) {
         const bool present = std::all_of(fields.begin(), fields.end(), [&](const auto& fs) { return fs.size() > f; });
         if (!present) break;
-        const bool same = std::all_of(fields.begin(), fields.end(), [&](const auto& fs) { return fs[f] == fields.front()[f]; });
-        if (same) continue;
+        if (same_field(f)) continue;
+        // A partition's workers after its shape: other shapes have other workers anyway.
+        if (fields.front()[f].kind == static_cast<std::uint64_t>(kind::ranks) && !same_field(f - 1)) continue;
         msg << (named ? "; and" : "") << " on " << names_[f] << ":";
         for (std::size_t g = 0; g < groups.size(); ++g)
             msg << (g ? "," : "") << " " << show(fields[g][f]) << " on world ranks " << format_rank_set(groups[g].ranks);

@@ -4,7 +4,8 @@
 // worker built with other arguments would move wrong data, fail with a transport error or wait
 // forever. A module lists its arguments as named fields and calls require(world) before any
 // other communication; a disagreement is refused on every worker with one message naming the
-// argument, the differing values and the world ranks that hold each.
+// argument, the differing values and the world ranks that hold each. The module's name is the
+// first field: workers that construct different modules are told so, and nothing else.
 //
 // Cost: one all-reduce of a fixed-size digest (128 bit counts) when the workers agree; only
 // when they do not, the differing records travel (a few broadcasts, and reductions of one bit
@@ -15,6 +16,7 @@
 
 #include "core/communicator.hpp"
 #include "core/dtype.hpp"
+#include "core/partition.hpp"
 
 namespace distdl::detail {
 
@@ -27,6 +29,8 @@ class argument_agreement {
     argument_agreement& number(std::string name, std::uint64_t value);
     argument_agreement& flag(std::string name, bool value);
     argument_agreement& element_type(dtype type);
+    // "<name> shape" and "<name> workers": a partition's grid and its members' world ranks.
+    argument_agreement& partition(const std::string& name, const cartesian_partition& p);
 
     // Collective over every rank of `world`: returns when all ranks gave the same fields,
     // otherwise throws distdl::invalid_argument (the same message) on every rank.
@@ -37,7 +41,7 @@ class argument_agreement {
     static std::vector<std::uint64_t> digest(const std::vector<std::uint64_t>& record);
 
   private:
-    enum class kind : std::uint64_t { list = 1, number = 2, flag = 3, element_type = 4 };
+    enum class kind : std::uint64_t { list = 1, number = 2, flag = 3, element_type = 4, ranks = 5, text = 6 };
     void add(std::string name, kind k, const std::vector<std::uint64_t>& values);
 
     std::string module_name_;

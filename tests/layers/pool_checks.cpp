@@ -5,6 +5,7 @@
 #include "layers/pool_avg.hpp"
 #include "layers/pool_max.hpp"
 #include "tests/layers/pool_test_util.hpp"
+#include "tests/misuse/misuse_util.hpp"
 #include "verify/random.hpp"
 
 namespace {
@@ -227,4 +228,19 @@ DISTDL_CHECK(pool_refuses_pieces_of_no_balanced_split, world_size >= 3) {
         const tensor<double> y2 = layer.forward(piece(in && world->rank() == 0 ? 3 : 2));  // a new shape: [3, 2, 2]
         DCHECK_EQ(distdl::shape_of(y2), in ? (shape_t{1, 2, world->rank() == 0 ? 3u : 2u}) : (shape_t{0}));
     }
+}
+
+// Max pooling on some workers and average pooling on others (the same options otherwise) is
+// refused on every worker, not run as two different layers.
+DISTDL_CHECK(pool_kinds_differ_between_workers, world_size >= 2) {
+    const int n = world->size();
+    const std::vector<int> workers = distdl::testing::rank_range(0, n);
+    const auto P_x = make_partition(world, workers, {1, 1, static_cast<std::size_t>(n)});
+    const pool_options options{.kernel_size = {3}, .stride = {1}, .padding = {1}};
+    const std::string expected = "workers construct different modules: MaxPool on world ranks " +
+                                 distdl::testing::first_ranks(n - 1) + ", AvgPool on world ranks [" +
+                                 std::to_string(n - 1) + "]";
+    if (distdl::testing::odd_one(world))
+        DCHECK_THROWS(distributed_avg_pool<double>(P_x, options), distdl::invalid_argument, expected);
+    else DCHECK_THROWS(distributed_max_pool<double>(P_x, options), distdl::invalid_argument, expected);
 }
