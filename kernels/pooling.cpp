@@ -123,6 +123,13 @@ struct pool_plan {
     }
 };
 
+// 1 / the kernel's volume: padding counts (count_include_pad). The volume in double, exact below
+// 2^53, where the product of three 64-bit extents could overflow.
+template <class T>
+T average_scale(const pool_plan& c) {
+    return T(1) / T(double(c.k[0]) * double(c.k[1]) * double(c.k[2]));
+}
+
 // A plane of dx in a backward that overwrites it: each row is zeroed just before the first
 // gradient lands in it (rows below `zeroed` are zeroed; no later row has received any), the
 // rows never reached at the end (finish). One pass over dx while its rows are in cache,
@@ -219,14 +226,21 @@ void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
     struct ranges {
         std::int64_t off, left_lo, left_hi, lo, hi, right_lo, right_hi;
     };
+    // Only the offsets t2 in [t_lo, t_hi) reach the input or its side columns from some output
+    // of the box (a huge kernel over a little input is mostly padding, never visited).
+    const auto ceil_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); };
+    const std::int64_t t_lo = std::clamp<std::int64_t>(ceil_div(c.p[2] - c.left - c.s[2] * (c.je[2] - 1), c.d[2]),
+                                                       0, c.k[2]);
+    const std::int64_t t_hi =
+        std::clamp<std::int64_t>(ceil_div(c.L[2] + c.right + c.p[2] - c.s[2] * c.jb[2], c.d[2]), t_lo, c.k[2]);
     std::array<ranges, 16> small;
     std::vector<ranges> large;
-    ranges* per_t2 = small.data();
-    if (c.k[2] > std::int64_t(small.size())) {
-        large.resize(std::size_t(c.k[2]));
-        per_t2 = large.data();
+    ranges* per_t2 = small.data() - t_lo;  // indexed by t2
+    if (t_hi - t_lo > std::int64_t(small.size())) {
+        large.resize(std::size_t(t_hi - t_lo));
+        per_t2 = large.data() - t_lo;
     }
-    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
+    for (std::int64_t t2 = t_lo; t2 < t_hi; ++t2) {
         ranges& q = per_t2[t2];
         q.off = c.d[2] * t2 - c.p[2];
         outputs_reading(c.s[2], q.off, -c.left, 0, c.jb[2], c.je[2], q.left_lo, q.left_hi);
@@ -243,13 +257,13 @@ void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
                     const std::int64_t r = c.index(0, j0, t0) * c.L[1] + c.index(1, j1, t1);  // input row
                     const std::int64_t row = r * c.L[2];
                     if (!sides) {
-                        for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
+                        for (std::int64_t t2 = t_lo; t2 < t_hi; ++t2) {
                             const ranges& q = per_t2[t2];
                             if (q.lo < q.hi) tap(q_row, from_x, row + q.off, q.lo, q.hi);
                         }
                         continue;
                     }
-                    for (std::int64_t t2 = 0; t2 < c.k[2]; ++t2) {
+                    for (std::int64_t t2 = t_lo; t2 < t_hi; ++t2) {
                         const ranges& q = per_t2[t2];
                         if (q.left_lo < q.left_hi)
                             tap(q_row, from_left, r * c.left + c.left + q.off, q.left_lo, q.left_hi);
@@ -402,7 +416,7 @@ void avg_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
     const std::int64_t V = c.in_volume(), M = c.out_volume(), stride = c.s[2];
     const std::int64_t VL = c.left_volume(), VR = c.right_volume();
     const std::int64_t jb = c.jb[2], je = c.je[2];
-    const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);  // padding counts (count_include_pad)
+    const T scale = average_scale<T>(c);
     std::vector<T> row_sum(static_cast<std::size_t>(je - jb));  // one output row's sums (see row_scratch)
     with_stride(stride, [&](auto s) {
         for (std::int64_t plane = 0; plane < c.planes; ++plane) {
@@ -432,7 +446,7 @@ void avg_pool<T>::backward_box(const T* dy, const shape_t& y_shape, const pool_r
         return;
     }
     const std::int64_t VL = c.left_volume(), VR = c.right_volume();
-    const T scale = T(1) / T(c.k[0] * c.k[1] * c.k[2]);
+    const T scale = average_scale<T>(c);
     with_stride(stride, [&](auto s) {
         for (std::int64_t plane = 0; plane < c.planes; ++plane) {
             const T* grad = dy + plane * M;

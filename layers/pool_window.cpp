@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <sstream>
 #include <tuple>
 
+#include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/box_copy.hpp"
@@ -66,6 +69,18 @@ struct dimension_plan {
     }
 };
 
+// The first j in (from, end) where `monotone` differs from its value at `from`, else end.
+std::size_t first_change(std::size_t from, std::size_t end, const std::function<bool(std::size_t)>& monotone) {
+    const bool start = monotone(from);
+    std::size_t lo = from + 1, hi = end;
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (monotone(mid) != start) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
 index_box box_of(const std::vector<signed_index>& lo, const std::vector<signed_index>& hi) {
     index_box b;
     for (std::size_t t = 0; t < lo.size(); ++t) {
@@ -111,7 +126,7 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, co
     const std::optional<shape_t>& given = options.input_shape;
     detail::argument_agreement(name_)
         .element_type(dtype_of<T>())
-        .list("P_x shape", P_x.shape())
+        .partition("P_x", P_x)
         .number("input_shape given", given ? 1 : 0)
         .list("input_shape", given ? *given : shape_t{})
         .list("kernel_size", options.kernel_size)
@@ -184,6 +199,12 @@ void pool_window<T>::plan(const shape_t& global_shape) {
             full.stride[t] = s[e];
             full.padding[t] = p[e];
             full.dilation[t] = d[e];
+            // Window bounds are signed offsets into the padded input.
+            const std::string in_dimension = " of spatial dimension " + std::to_string(e);
+            const std::string padded = name_ + ": padded length n+2*padding" + in_dimension;
+            const std::string extent = name_ + ": kernel extent dilation*(kernel_size-1)+1" + in_dimension;
+            checked_signed(checked_add(global_shape[t], checked_mul(2, p[e], padded), padded), padded);
+            checked_signed(checked_add(checked_mul(d[e], k[e] - 1, extent), 1, extent), extent);
             DISTDL_REQUIRE(kernel_output_length(global_shape[t], k[e], s[e], p[e], d[e]) > 0,
                            name_ << ": kernel " << k[e] << " (dilation " << d[e] << ", extent " << d[e] * (k[e] - 1) + 1
                                  << ") does not fit in spatial dimension " << e << " of length " << global_shape[t]
@@ -194,6 +215,9 @@ void pool_window<T>::plan(const shape_t& global_shape) {
         plans[t] = {global_shape[t], m, full.kernel_size[t], full.stride[t], full.padding[t], full.dilation[t],
                     P_x.shape()[t]};
     }
+    shape_t output_shape(rank);
+    for (std::size_t t = 0; t < rank; ++t) output_shape[t] = plans[t].m;
+    checked_volume(output_shape, name_ + ": output shape");
     local_ = kernels::pool_geometry{k, s, std::vector<std::size_t>(dims, 0), d};
 
     // Same decision on every worker of the world: it depends on global facts only.
@@ -240,10 +264,27 @@ void pool_window<T>::plan(const shape_t& global_shape) {
             const signed_index ch = std::clamp<signed_index>(q.reads_from(a + j) + q.span(), cl, n);
             return ch == cl || (cl >= g0 && ch <= g1);
         };
+        // interior(j) is constant between the points where one of four conditions monotone in
+        // j turns (a window of padding only below the tensor or above it, starting inside the
+        // piece, ending inside it): the scan jumps from one such point to the next, a few
+        // binary searches instead of a step per output (padding may be 2^40).
+        const auto next_change = [&](std::size_t j) {
+            const auto cl = [&](std::size_t i) { return std::clamp<signed_index>(q.reads_from(a + i), 0, n); };
+            const auto ch = [&](std::size_t i) {
+                return std::clamp<signed_index>(q.reads_from(a + i) + q.span(), cl(i), n);
+            };
+            std::size_t next = ml;
+            for (const auto& turns : std::initializer_list<std::function<bool(std::size_t)>>{
+                     [&](std::size_t i) { return q.reads_from(a + i) + q.span() <= 0; },
+                     [&](std::size_t i) { return q.reads_from(a + i) >= n; },
+                     [&](std::size_t i) { return cl(i) >= g0; }, [&](std::size_t i) { return ch(i) <= g1; }})
+                next = std::min(next, first_change(j, ml, turns));
+            return next;
+        };
         std::size_t ia = 0;
-        while (ia < ml && !interior(ia)) ++ia;
+        while (ia < ml && !interior(ia)) ia = next_change(ia);
         std::size_t ib = ia;
-        while (ib < ml && interior(ib)) ++ib;
+        while (ib < ml && interior(ib)) ib = next_change(ib);
         // Along the last dimension, ghost columns next to the piece are read from side arrays
         // in the interior's row sweep (kernels::pool_sides): every output of a row is interior
         // and no column of rim outputs is pooled separately (a strided walk costing a cache

@@ -1,5 +1,7 @@
 #include "layers/sequential.hpp"
 
+#include <exception>
+
 #include "core/error.hpp"
 
 namespace distdl {
@@ -35,32 +37,35 @@ void sequential<T>::zero_grad() {
 
 template <class T>
 void sequential<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
-    const std::size_t n = modules_.size();
-    if (n == 0) {
-        y = x;
-        return;
-    }
-    const tensor<T>* in = &x;
-    for (std::size_t i = 0; i + 1 < n; ++i) {
-        modules_[i]->forward(*in, activations_[i]);
-        in = &activations_[i];
-    }
-    modules_[n - 1]->forward(*in, y);
+    run_chain(x, y, false);
 }
 
 template <class T>
 void sequential<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
+    run_chain(dy, dx, true);
+}
+
+template <class T>
+void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint) {
     const std::size_t n = modules_.size();
     if (n == 0) {
-        dx = dy;
+        out = in;
         return;
     }
-    const tensor<T>* in = &dy;
-    for (std::size_t i = n - 1; i > 0; --i) {
-        modules_[i]->adjoint(*in, gradients_[i]);
-        in = &gradients_[i];
+    std::exception_ptr failure;
+    const tensor<T>* arg = &in;
+    for (std::size_t step = 0; step < n; ++step) {
+        const std::size_t i = adjoint ? n - 1 - step : step;
+        tensor<T>& result = step + 1 == n ? out : adjoint ? gradients_[i] : activations_[i];
+        try {
+            if (adjoint) modules_[i]->adjoint(failure ? after_failure_ : *arg, result);
+            else modules_[i]->forward(failure ? after_failure_ : *arg, result);
+        } catch (...) {
+            if (!failure) failure = std::current_exception();
+        }
+        arg = &result;
     }
-    modules_[0]->adjoint(*in, dx);
+    if (failure) std::rethrow_exception(failure);
 }
 
 template class sequential<float>;

@@ -6,6 +6,14 @@
 // steady-state loop reuses their storage. An empty chain is the identity (a copy).
 // Construction is collective like any layer's: every worker appends the same modules in
 // the same order.
+//
+// Errors. A module refuses bad input on every worker of that module, but the chain's other
+// workers would then wait in a later module (in the adjoint, an earlier one) for a worker that
+// left the chain. So a worker whose module threw goes on through the rest of the chain with a
+// zero-dimensional tensor in place of its input, which every module refuses (on all of its
+// workers) wherever it needs that worker's data, and throws its first error at the end. Every
+// worker whose result depends on the failure ends with an error (later ones name the
+// zero-dimensional tensor, shape []); no worker waits forever.
 #include <cstddef>
 #include <memory>
 #include <utility>
@@ -44,9 +52,13 @@ class sequential : public module<T> {
     void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;
 
   private:
+    // Runs the chain forward (x -> y) or adjoint (dy -> dx) as described under Errors.
+    void run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint);
+
     std::vector<std::unique_ptr<module<T>>> modules_;
     std::vector<tensor<T>> activations_;  // output of module i, i < size-1
     std::vector<tensor<T>> gradients_;    // adjoint output of module i, 0 < i
+    const tensor<T> after_failure_{shape_t{}};  // what a worker whose module threw passes on
 };
 
 }  // namespace distdl

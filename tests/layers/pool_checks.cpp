@@ -244,3 +244,25 @@ DISTDL_CHECK(pool_kinds_differ_between_workers, world_size >= 2) {
         DCHECK_THROWS(distributed_avg_pool<double>(P_x, options), distdl::invalid_argument, expected);
     else DCHECK_THROWS(distributed_max_pool<double>(P_x, options), distdl::invalid_argument, expected);
 }
+
+// Geometry far beyond the input: answered at once, never a scan over the padding. An output
+// that no 64-bit size can count is refused on every worker; a kernel of 2^33 over 4 inputs
+// (padding 2^32 each side) is one window holding all of them.
+DISTDL_CHECK(pool_huge_geometry, world_size >= 4) {
+    const std::vector<int> workers = {0, 1, 2, 3};
+    const bool in = world->rank() < 4;
+    const std::size_t huge = std::size_t(1) << 40;
+    const auto P_2d = make_partition(world, workers, {1, 1, 2, 2});
+    DCHECK_THROWS(distributed_max_pool<double>(P_2d, shaped({1, 1, 4, 4}, pool_options{.kernel_size = {2}, .padding = {huge}})),
+                  distdl::invalid_argument,
+                  "MaxPool2d: output shape [1,1,1099511627778,1099511627778]: 1099511627778 * 1099511627778 does not fit");
+    const auto P_1d = make_partition(world, workers, {1, 1, 4});
+    const std::size_t k = std::size_t(1) << 33;
+    distributed_avg_pool<double> avg(P_1d, shaped({1, 1, 4}, pool_options{.kernel_size = {k}, .padding = {k / 2}}));
+    const tensor<double> x = in ? tensor<double>(shape_t{1, 1, 1}, 1.0) : distdl::zero_volume<double>();
+    const tensor<double> y = avg.forward(x);
+    DCHECK_EQ(distdl::shape_of(y), (world->rank() == 0 ? shape_t{1, 1, 1} : in ? shape_t{1, 1, 0} : shape_t{0}));
+    if (world->rank() == 0) DCHECK_EQ(y(0, 0, 0), 4.0 / double(k));
+    const tensor<double> dx = avg.adjoint(world->rank() == 0 ? tensor<double>(shape_t{1, 1, 1}, double(k)) : y);
+    if (in) DCHECK_EQ(dx(0, 0, 0), 1.0);
+}

@@ -1,6 +1,8 @@
 // sequential on both transports: two DistributedLinear layers chained (the first's P_y is the
 // second's P_x) against the reference applied twice; parameters of both in order; the empty
 // chain is the identity.
+#include <functional>
+
 #include "layers/linear.hpp"
 #include "layers/sequential.hpp"
 #include "reference/linear.hpp"
@@ -94,4 +96,44 @@ DISTDL_CHECK(sequential_empty_is_identity, world_size <= 2) {
     DCHECK(distdl::testing::same_bits(net.adjoint(x), x));
     DCHECK(net.parameters().empty());
     DCHECK_THROWS(net.append(nullptr), distdl::invalid_argument, "sequential: module 0 is null");
+}
+
+// A module that refuses on some of the chain's workers only (its own): the others, waiting in
+// the next module (in the adjoint, the previous one) for a refusing worker, are refused there
+// too and nobody waits (on Open MPI, before: forever). Worker 0 names its own tensor, the
+// others the zero-dimensional one it passed on. A good call works after.
+DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
+    const int me = world->rank();
+    const bool in = me < 4;
+    const auto P_0 = make_partition(world, {0}, {1, 1});
+    const auto P_4 = make_partition(world, rank_range(0, 4), {1, 4});
+    const auto P_W = make_partition(world, rank_range(0, 4), {4, 1});
+    const auto on_0 = [&](const shape_t& shape) {
+        return me == 0 ? random_tensor<double>(shape, 7) : distdl::zero_volume<double>();
+    };
+    const auto expect_refusal = [&](const std::function<tensor<double>()>& call, const std::string& own,
+                                    const std::string& passed_on) {
+        const std::string& expected = me == 0 ? own : passed_on;
+        if (in) DCHECK_THROWS(call(), distdl::invalid_argument, expected);
+        else DCHECK_EQ(distdl::shape_of(call()), (shape_t{0}));
+    };
+    // Forward: Linear 4 -> 3 on worker 0 alone, then Linear 3 -> 2 from worker 0 to P_y 1x4.
+    sequential<double> net;
+    net.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3, linear_options{.seed = 1});
+    net.emplace<distributed_linear<double>>(P_0, P_4, P_W, 3, 2, linear_options{.seed = 2});
+    expect_refusal([&] { return net.forward(on_0({2, 5})); },
+                   "Linear: x on P_x worker 0 (world rank 0) has shape [2,5], expected [batch, 4]",
+                   "Linear: x on P_x worker 0 (world rank 0) has shape [], expected [batch, 3]");
+    DCHECK_EQ(distdl::shape_of(net.forward(on_0({2, 4}))), in ? (shape_t{2, me < 2 ? 1u : 0u}) : (shape_t{0}));
+    // Adjoint: Linear 8 -> 3 from P_x 1x4 to worker 0, then Linear 3 -> 2 on worker 0 alone.
+    sequential<double> back;
+    back.emplace<distributed_linear<double>>(P_4, P_0, make_partition(world, rank_range(0, 4), {1, 4}), 8, 3,
+                                             linear_options{.seed = 3});
+    back.emplace<distributed_linear<double>>(P_0, P_0, P_0, 3, 2, linear_options{.seed = 4});
+    const tensor<double> x = in ? random_tensor<double>({2, 2}, 8) : distdl::zero_volume<double>();
+    const tensor<double> y = back.forward(x);
+    expect_refusal([&] { return back.adjoint(on_0({2, 3})); },
+                   "Linear: dy on P_y worker 0 (world rank 0) has shape [2,3], expected [batch, 2]",
+                   "Linear: dy on P_y worker 0 (world rank 0) has shape [], expected [batch, 3]");
+    DCHECK_EQ(distdl::shape_of(back.adjoint(y)), in ? (shape_t{2, 2}) : (shape_t{0}));
 }
