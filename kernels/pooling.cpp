@@ -235,13 +235,13 @@ void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
         std::clamp<std::int64_t>(ceil_div(c.L[2] + c.right + c.p[2] - c.s[2] * c.jb[2], c.d[2]), t_lo, c.k[2]);
     std::array<ranges, 16> small;
     std::vector<ranges> large;
-    ranges* per_t2 = small.data() - t_lo;  // indexed by t2
+    ranges* per_t2 = small.data();  // entry t2 - t_lo
     if (t_hi - t_lo > std::int64_t(small.size())) {
         large.resize(std::size_t(t_hi - t_lo));
-        per_t2 = large.data() - t_lo;
+        per_t2 = large.data();
     }
     for (std::int64_t t2 = t_lo; t2 < t_hi; ++t2) {
-        ranges& q = per_t2[t2];
+        ranges& q = per_t2[t2 - t_lo];
         q.off = c.d[2] * t2 - c.p[2];
         outputs_reading(c.s[2], q.off, -c.left, 0, c.jb[2], c.je[2], q.left_lo, q.left_hi);
         outputs_reading(c.s[2], q.off, 0, c.L[2], c.jb[2], c.je[2], q.lo, q.hi);
@@ -258,13 +258,13 @@ void for_each_row_tap(const pool_plan& c, Begin&& begin, Tap&& tap, End&& end) {
                     const std::int64_t row = r * c.L[2];
                     if (!sides) {
                         for (std::int64_t t2 = t_lo; t2 < t_hi; ++t2) {
-                            const ranges& q = per_t2[t2];
+                            const ranges& q = per_t2[t2 - t_lo];
                             if (q.lo < q.hi) tap(q_row, from_x, row + q.off, q.lo, q.hi);
                         }
                         continue;
                     }
                     for (std::int64_t t2 = t_lo; t2 < t_hi; ++t2) {
-                        const ranges& q = per_t2[t2];
+                        const ranges& q = per_t2[t2 - t_lo];
                         if (q.left_lo < q.left_hi)
                             tap(q_row, from_left, r * c.left + c.left + q.off, q.left_lo, q.left_hi);
                         if (q.lo < q.hi) tap(q_row, from_x, row + q.off, q.lo, q.hi);
