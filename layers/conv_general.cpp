@@ -19,6 +19,7 @@
 #include "kernels/convolution.hpp"
 #include "layers/conv_initial.hpp"
 #include "layers/detail/balanced_split.hpp"
+#include "layers/detail/one_world.hpp"
 
 namespace distdl {
 
@@ -542,6 +543,7 @@ general_conv<T>::general_conv(conv_kind kind, std::size_t spatial_dims, const ca
                               const cartesian_partition& P_y, const cartesian_partition& P_w, std::size_t in_channels,
                               std::size_t out_channels, conv_options options) {
     const std::string layer = conv_layer_name(conv_family(kind), spatial_dims);
+    require_one_world(layer, P_x, {{"P_y", &P_y}, {"P_w", &P_w}});
     // First, before anything that could fail on some workers only: the same arguments everywhere.
     detail::argument_agreement(layer)
         .element_type(dtype_of<T>())

@@ -1,5 +1,6 @@
 #include "layers/conv_options.hpp"
 
+#include "core/checked_arithmetic.hpp"
 #include "core/error.hpp"
 #include "core/halo_exchange.hpp"
 
@@ -56,6 +57,18 @@ conv_spec normalize_conv_options(const std::string& layer, std::size_t spatial_d
         DISTDL_REQUIRE(s.kernel_size[e] >= 1 && s.stride[e] >= 1 && s.dilation[e] >= 1,
                        layer << ": kernel_size " << format_list(s.kernel_size) << ", stride " << format_list(s.stride)
                              << " and dilation " << format_list(s.dilation) << " must all be at least 1");
+    // The weight tensor and the kernel extents must be countable (a kernel of 2^40 is refused here,
+    // naming the layer, not deep inside a tensor or the halo's geometry).
+    shape_t weight_shape{out_channels, in_channels};
+    weight_shape.insert(weight_shape.end(), s.kernel_size.begin(), s.kernel_size.end());
+    checked_volume(weight_shape, layer + ": weight shape");
+    for (std::size_t e = 0; e < spatial_dims; ++e) {
+        const std::string extent = layer + ": kernel extent dilation*(kernel_size-1)+1 of spatial dimension " +
+                                   std::to_string(e);
+        checked_signed(checked_add(checked_mul(s.dilation[e], s.kernel_size[e] - 1, extent), 1, extent), extent);
+        const std::string padding = layer + ": padding of spatial dimension " + std::to_string(e);
+        checked_signed(checked_mul(2, s.padding[e], padding), padding);
+    }
     s.bias = options.bias;
     s.seed = options.seed;
     if (options.input_shape) {

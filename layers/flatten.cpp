@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "layers/detail/gradient_shape.hpp"
 #include "layers/detail/idle_call.hpp"
+#include "layers/detail/one_world.hpp"
 #include "layers/detail/piece_layout.hpp"
 
 namespace distdl {
@@ -32,6 +33,7 @@ struct flatten<T>::state {
 template <class T>
 flatten<T>::flatten(const cartesian_partition& P_x, const cartesian_partition& P_y)
     : state_(std::make_unique<state>(P_x)) {
+    require_one_world(name, P_x, {{"P_y", &P_y}});
     // First, before any check that could fail on some workers only: the same arguments everywhere.
     detail::argument_agreement(name)
         .element_type(dtype_of<T>())

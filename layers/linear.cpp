@@ -11,6 +11,7 @@
 #include "core/detail/layer_workers.hpp"
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
+#include "layers/detail/one_world.hpp"
 #include "layers/initial_values.hpp"
 
 namespace distdl {
@@ -148,6 +149,7 @@ distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const 
       empty_(shape_t{0}),
       marker_(shape_t{0}),
       verdict_out_(shape_t{1}) {
+    require_one_world("Linear", P_x, {{"P_y", &P_y}, {"P_W", &P_W}});
     // First, before anything that could fail on some workers only: the same arguments everywhere.
     detail::argument_agreement("Linear")
         .element_type(dtype_of<T>())

@@ -136,6 +136,8 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, co
         .number("spatial_dims", options.spatial_dims)
         .require(*P_x.world_comm());
 
+    DISTDL_REQUIRE(options.spatial_dims <= 3, name_ << ": spatial_dims " << options.spatial_dims
+                                                    << " given, expected 1 to 3 (or 0: from input_shape or P_x)");
     // Without a given shape, P_x's rank tells the number of spatial dimensions.
     const std::size_t rank_hint = given ? given->size() : P_x.dim();
     dims_ = options.spatial_dims != 0 ? options.spatial_dims : rank_hint >= 3 ? rank_hint - 2 : 0;

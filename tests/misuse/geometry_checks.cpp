@@ -7,6 +7,9 @@
 #include "core/broadcast.hpp"
 #include "core/halo_exchange.hpp"
 #include "core/repartition.hpp"
+#include "layers/conv_feature.hpp"
+#include "layers/linear.hpp"
+#include "layers/pool_max.hpp"
 #include "tests/common/checks.hpp"
 #include "tests/misuse/misuse_util.hpp"
 
@@ -113,4 +116,26 @@ DISTDL_CHECK(misuse_broadcast_shapes_break_the_rules, world_size >= 3) {
     const auto P_x = make_partition(world, {0, 1}, {2});
     const auto P_y = make_partition(world, {0, 1, 2}, {3});
     DCHECK_THROWS(broadcast<double>(P_x, P_y), partition_error, "");
+}
+
+// Layers name themselves: a convolution whose weight no size can count, a padding past signed
+// offsets, pooling told of 4 spatial dimensions, partitions made from another world.
+DISTDL_CHECK(misuse_layers_name_themselves, true) {
+    const int n = world->size();
+    const auto P_x = make_partition(world, distdl::testing::rank_range(0, n), {1, 1, static_cast<std::size_t>(n), 1});
+    DCHECK_THROWS(feature_conv<double>(2, P_x, 1, 1, conv_options{.kernel_size = {two_to(40)}, .dilation = {two_to(40)}}),
+                  invalid_argument, "FeatureConv2d: weight shape [1,1,1099511627776,1099511627776]: ");
+    DCHECK_THROWS(feature_conv<double>(2, P_x, 1, 1, conv_options{.kernel_size = {3}, .padding = {two_to(62)}}),
+                  invalid_argument,
+                  "FeatureConv2d: padding of spatial dimension 0: 9223372036854775808 exceeds the largest signed");
+    DCHECK_THROWS(distributed_max_pool<double>(P_x, pool_options{.kernel_size = {2}, .spatial_dims = 4}),
+                  invalid_argument, "MaxPool: spatial_dims 4 given, expected 1 to 3");
+    DCHECK_THROWS(distributed_max_pool<double>(P_x, pool_options{.kernel_size = {2}, .padding = {two_to(63)},
+                                                                 .input_shape = shape_t{1, 1, 4, 4}}),
+                  invalid_argument, "MaxPool2d: padded length n+2*padding of spatial dimension 0: 2 * 9223372036854775808");
+    const auto P_1 = make_partition(world, {0}, {1, 1});
+    const auto twin = partition::world(world->create_sub(distdl::testing::rank_range(0, n)));
+    const auto P_twin = twin.create_partition_inclusive({0}).create_cartesian_topology_partition({1, 1});
+    DCHECK_THROWS(distributed_linear<double>(P_1, P_twin, P_1, 2, 2), partition_error,
+                  "Linear: P_y was made from another world communicator than P_x");
 }
