@@ -66,7 +66,7 @@ conv_spec normalize_conv_options(const std::string& layer, std::size_t spatial_d
         const std::string extent = layer + ": kernel extent dilation*(kernel_size-1)+1 of spatial dimension " +
                                    std::to_string(e);
         checked_signed(checked_add(checked_mul(s.dilation[e], s.kernel_size[e] - 1, extent), 1, extent), extent);
-        const std::string padding = layer + ": padding of spatial dimension " + std::to_string(e);
+        const std::string padding = layer + ": 2*padding of spatial dimension " + std::to_string(e);
         checked_signed(checked_mul(2, s.padding[e], padding), padding);
     }
     s.bias = options.bias;

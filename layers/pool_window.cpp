@@ -261,20 +261,15 @@ void pool_window<T>::plan(const shape_t& global_shape) {
         piece_in_rim_start_[t] = std::size_t(ps);
         piece_in_rim_stop_[t] = std::size_t(pe);
         rim_in_piece_[t] = w_lo[t] - g0;
-        const auto interior = [&](std::size_t j) {
-            const signed_index cl = std::clamp<signed_index>(q.reads_from(a + j), 0, n);
-            const signed_index ch = std::clamp<signed_index>(q.reads_from(a + j) + q.span(), cl, n);
-            return ch == cl || (cl >= g0 && ch <= g1);
-        };
+        // The input output j reads, clipped to the tensor: [cl, ch).
+        const auto cl = [&](std::size_t j) { return std::clamp<signed_index>(q.reads_from(a + j), 0, n); };
+        const auto ch = [&](std::size_t j) { return std::clamp<signed_index>(q.reads_from(a + j) + q.span(), cl(j), n); };
+        const auto interior = [&](std::size_t j) { return ch(j) == cl(j) || (cl(j) >= g0 && ch(j) <= g1); };
         // interior(j) is constant between the points where one of four conditions monotone in
         // j turns (a window of padding only below the tensor or above it, starting inside the
         // piece, ending inside it): the scan jumps from one such point to the next, a few
         // binary searches instead of a step per output (padding may be 2^40).
         const auto next_change = [&](std::size_t j) {
-            const auto cl = [&](std::size_t i) { return std::clamp<signed_index>(q.reads_from(a + i), 0, n); };
-            const auto ch = [&](std::size_t i) {
-                return std::clamp<signed_index>(q.reads_from(a + i) + q.span(), cl(i), n);
-            };
             std::size_t next = ml;
             for (const auto& turns : std::initializer_list<std::function<bool(std::size_t)>>{
                      [&](std::size_t i) { return q.reads_from(a + i) + q.span() <= 0; },

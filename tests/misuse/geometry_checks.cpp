@@ -127,7 +127,7 @@ DISTDL_CHECK(misuse_layers_name_themselves, true) {
                   invalid_argument, "FeatureConv2d: weight shape [1,1,1099511627776,1099511627776]: ");
     DCHECK_THROWS(feature_conv<double>(2, P_x, 1, 1, conv_options{.kernel_size = {3}, .padding = {two_to(62)}}),
                   invalid_argument,
-                  "FeatureConv2d: padding of spatial dimension 0: 9223372036854775808 exceeds the largest signed");
+                  "FeatureConv2d: 2*padding of spatial dimension 0: 9223372036854775808 exceeds the largest signed");
     DCHECK_THROWS(distributed_max_pool<double>(P_x, pool_options{.kernel_size = {2}, .spatial_dims = 4}),
                   invalid_argument, "MaxPool: spatial_dims 4 given, expected 1 to 3");
     DCHECK_THROWS(distributed_max_pool<double>(P_x, pool_options{.kernel_size = {2}, .padding = {two_to(63)},
