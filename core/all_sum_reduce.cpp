@@ -36,7 +36,7 @@ all_sum_reduce<T>::all_sum_reduce(const cartesian_partition& P_x, std::vector<st
     // Before the axes are checked and the teams built, both of which must happen everywhere alike.
     detail::argument_agreement("AllSumReduce")
         .element_type(dtype_of<T>())
-        .partition("P_x", P_x)
+        .list("P_x shape", P_x.shape())
         .list("axes_reduce", axes_reduce)
         .require(*P_x.world_comm());
     state_ = std::make_unique<state>(

@@ -212,7 +212,7 @@ halo_exchange<T>::halo_exchange(const cartesian_partition& P_x, shape_t global_s
     // First, before anything that could fail on some workers only: the same arguments everywhere.
     detail::argument_agreement("HaloExchange")
         .element_type(dtype_of<T>())
-        .partition("P_x", P_x)
+        .list("P_x shape", P_x.shape())
         .list("global_shape", global_shape)
         .list("kernel_size", geometry.kernel_size)
         .list("stride", geometry.stride)

@@ -227,8 +227,8 @@ repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_part
                             repartition_options options) {
     detail::argument_agreement("Repartition")
         .element_type(dtype_of<T>())
-        .partition("P_x", P_x)
-        .partition("P_y", P_y)
+        .list("P_x shape", P_x.shape())
+        .list("P_y shape", P_y.shape())
         .flag("preserve_batch", options.preserve_batch)
         .list("global_shape", options.global_shape)
         .require(*P_x.world_comm());

@@ -153,9 +153,9 @@ distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const 
     // First, before anything that could fail on some workers only: the same arguments everywhere.
     detail::argument_agreement("Linear")
         .element_type(dtype_of<T>())
-        .partition("P_x", P_x)
-        .partition("P_y", P_y)
-        .partition("P_W", P_W)
+        .list("P_x shape", P_x.shape())
+        .list("P_y shape", P_y.shape())
+        .list("P_W shape", P_W.shape())
         .number("in_features", in_features)
         .number("out_features", out_features)
         .flag("bias", options.bias)

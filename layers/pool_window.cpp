@@ -126,7 +126,7 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, co
     const std::optional<shape_t>& given = options.input_shape;
     detail::argument_agreement(name_)
         .element_type(dtype_of<T>())
-        .partition("P_x", P_x)
+        .list("P_x shape", P_x.shape())
         .number("input_shape given", given ? 1 : 0)
         .list("input_shape", given ? *given : shape_t{})
         .list("kernel_size", options.kernel_size)

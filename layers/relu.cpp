@@ -28,7 +28,7 @@ struct relu<T>::state {
 
 template <class T>
 relu<T>::relu(const cartesian_partition& P_x) : state_(std::make_unique<state>(P_x)) {
-    detail::argument_agreement(name).element_type(dtype_of<T>()).partition("P_x", P_x).require(
+    detail::argument_agreement(name).element_type(dtype_of<T>()).list("P_x shape", P_x.shape()).require(
         *P_x.world_comm());
 }
 

@@ -15,8 +15,8 @@ inline void require_pair_agreement(const std::string& module_name, dtype element
                                    const cartesian_partition& P_y, const broadcast_options& options) {
     argument_agreement(module_name)
         .element_type(element_type)
-        .partition("P_x", P_x)
-        .partition("P_y", P_y)
+        .list("P_x shape", P_x.shape())
+        .list("P_y shape", P_y.shape())
         .flag("transpose_src", options.transpose_src)
         .flag("transpose_dest", options.transpose_dest)
         .flag("preserve_batch", options.preserve_batch)

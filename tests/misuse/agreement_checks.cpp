@@ -138,16 +138,6 @@ DISTDL_CHECK(misuse_repartition_element_type_differs, world_size >= 2) {
     else DCHECK_THROWS(repartition<float>(P_x, P_y), invalid_argument, expected);
 }
 
-// A partition of the same shape over other workers (both made by every worker, as partitions
-// are): the teams would not meet (on Open MPI a wait forever). The members are agreed too.
-DISTDL_CHECK(misuse_broadcast_partition_members_differ, world_size >= 3) {
-    const auto P_a = make_partition(world, {0, 1}, {2});
-    const auto P_b = make_partition(world, {0, 2}, {2});
-    const auto& P_x = odd_one(world) ? P_b : P_a;
-    DCHECK_THROWS(broadcast<double>(P_x, P_x), invalid_argument,
-                  disagreement(world, "Broadcast", "P_x workers", "[0,1]", "[0,2]") + "; and on P_y workers");
-}
-
 // Workers constructing different modules are told that, not a field-by-field comparison of
 // arguments that do not line up.
 DISTDL_CHECK(misuse_different_modules, world_size >= 2) {

@@ -177,3 +177,17 @@ DISTDL_CHECK(broadcast_dtype_mismatch_is_an_error, world_size >= 2) {
     if (world->rank() == 1) DCHECK_THROWS(broadcast<float>(P_x, P_y), distdl::invalid_argument, "element type");
     else DCHECK_THROWS(broadcast<double>(P_x, P_y), distdl::invalid_argument, "float32 on world ranks [1]");
 }
+
+// Partitions made per team (each row of a 2 x 2 grid, and its first worker) name other workers
+// on each row: every row broadcasts within itself, side by side.
+DISTDL_CHECK(broadcast_per_team_partitions, world_size == 4) {
+    const auto grid = distdl::partition::world(world).create_cartesian_topology_partition({2, 2});
+    const auto row = grid.create_cartesian_subtopology_partition({false, true});
+    const auto first = row.create_partition_inclusive({0}).create_cartesian_topology_partition({1});
+    broadcast<double> b(first, row);
+    const double source = double(world->rank() / 2 * 2);  // the world rank of my row's first worker
+    const distdl::tensor<double> x = first.active() ? distdl::tensor<double>(shape_t{3}, source) : distdl::zero_volume<double>();
+    const distdl::tensor<double> y = b.forward(x);
+    DCHECK_EQ(distdl::shape_of(y), (shape_t{3}));
+    for (double v : y) DCHECK_EQ(v, source);
+}
