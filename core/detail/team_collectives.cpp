@@ -7,7 +7,10 @@
 #include <exception>
 #include <new>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/detail/call_status.hpp"
 #include "core/detail/dtype_code.hpp"
@@ -259,10 +262,45 @@ void receive_copy(const partition& team, tensor<T>& y, const std::string& proble
     cache.known = true;
 }
 
+// "world rank 3 holds [4,2]" for the header of the member at `team_rank`.
+std::string holding(const partition& team, int team_rank, const std::uint64_t* words) {
+    const std::string who = "world rank " + std::to_string(team.members()[static_cast<std::size_t>(team_rank)]);
+    if (words[2] > max_header_rank)
+        return who + " holds a tensor of rank " + std::to_string(words[2]) + " (at most " +
+               std::to_string(max_header_rank) + " dimensions are supported)";
+    return who + " holds " + format_list(shape_t(words + 3, words + 3 + words[2]));
+}
+
+// Error path of agree_on_shape, on every member together: the contributors' shapes differ. The
+// lowest-ranked contributor's header goes to every member (found by a bit mask, one bit per
+// member), and the contributors holding another shape are named against it.
+[[noreturn]] void refuse_differing_shapes(const partition& team, bool contributes, const std::vector<std::uint64_t>& header,
+                                          const char* layer) {
+    communicator& comm = *team.comm();
+    const int me = comm.rank();
+    std::vector<std::uint64_t> mark((static_cast<std::size_t>(comm.size()) + 63) / 64, 0), marked(mark.size(), 0);
+    if (contributes) mark[static_cast<std::size_t>(me) / 64] = std::uint64_t{1} << (me % 64);
+    comm.all_reduce_sum(mark.data(), marked.data(), mark.size(), dtype::uint64);
+    int first = 0;
+    while (!((marked[static_cast<std::size_t>(first) / 64] >> (first % 64)) & 1u)) ++first;
+    std::vector<std::uint64_t> reference = me == first ? header : std::vector<std::uint64_t>(header_words, 0);
+    comm.broadcast(reference.data(), header_words, first);
+    const bool same = std::equal(reference.begin() + 2, reference.begin() + header_words, header.begin() + 2);
+    const std::string problem = contributes && !same ? holding(team, me, header.data()) : std::string();
+    agree_on_call(comm, problem, false, [&](const std::string& other, const std::string&, std::uint64_t count) {
+        return std::string(layer) + ": tensors summed together must have one shape, but " +
+               holding(team, first, reference.data()) + " and " + other +
+               (count > 1 ? " (" + std::to_string(count) + " workers hold another shape than it)" : std::string());
+    });
+    throw std::logic_error("refuse_differing_shapes: the shapes differ, but no worker holds another shape");
+}
+
 // Every member of `team` learns the shape the contributors (mine non-null) hold and checks
 // that they agree, so all members throw together or none does. Memory and messages do not
-// grow with the team: the header words are summed over the team, each contributor checks its
-// own words against the mean, and the verdict is agreed (core/detail/call_status.hpp).
+// grow with the team: the header words are summed over the team and each contributor checks
+// its own words times the number of contributors against the sums: all pass only when all are
+// equal (a product that would wrap fails: it is the largest, so the sums may have wrapped).
+// Only when some contributor fails is its shape named (refuse_differing_shapes).
 template <class T>
 shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const std::string& own_problem, const char* layer,
                        team_scratch<T>& scratch) {
@@ -275,24 +313,18 @@ shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const std::
     if (scratch.gathered[header_words] != 0) agree_on_call(comm, own_problem, false);  // throws on every member
     const std::uint64_t contributors = scratch.gathered[1];
     DISTDL_REQUIRE(contributors > 0, layer << ": internal error: a team with no contributing worker");
-    std::string problem;
-    if (mine != nullptr) {
-        bool same = true;
-        for (std::size_t k = 2; k < header_words; ++k) same = same && scratch.header[k] * contributors == scratch.gathered[k];
-        if (!same) {
-            const int me = team.members()[static_cast<std::size_t>(team.rank())];
-            problem = "world rank " + std::to_string(me) + " holds " + format_list(shape_of(*mine));
+    bool differs = false;
+    if (mine != nullptr)
+        for (std::size_t k = 2; k < header_words; ++k) {
+            std::uint64_t times;
+            differs = differs || __builtin_mul_overflow(scratch.header[k], contributors, &times) ||
+                      times != scratch.gathered[k];
         }
-    }
-    // Shapes that differ make at least two contributors differ from the mean: name the first
-    // and the last of them.
-    agree_on_call(comm, problem, false, [&](const std::string& first, const std::string& last, std::uint64_t) {
-        return std::string(layer) + ": tensors summed together must have one shape, but " + first + " and " + last;
-    });
-    DISTDL_REQUIRE(scratch.gathered[2] / contributors <= max_header_rank,
-                   layer << ": tensors of rank " << scratch.gathered[2] / contributors << "; at most " << max_header_rank
-                         << " dimensions are supported");
-    shape_t agreed(scratch.gathered[2] / contributors);
+    if (agree_on_call(comm, {}, differs)) refuse_differing_shapes(team, mine != nullptr, scratch.header, layer);
+    const std::uint64_t rank = scratch.gathered[2] / contributors;
+    DISTDL_REQUIRE(rank <= max_header_rank,
+                   layer << ": tensors of rank " << rank << "; at most " << max_header_rank << " dimensions are supported");
+    shape_t agreed(rank);
     for (std::size_t d = 0; d < agreed.size(); ++d) agreed[d] = scratch.gathered[3 + d] / contributors;
     return agreed;
 }

@@ -156,6 +156,25 @@ DISTDL_CHECK(sum_reduce_shape_mismatch_is_an_error, world_size >= 2) {
     else DCHECK_EQ(distdl::shape_of(op.forward(x)), shape_t{0});
 }
 
+// One odd contributor among many is the one named, against the lowest-ranked contributor,
+// also after calls that agreed (fast path); extents whose sums would wrap 64 bits are told
+// apart too.
+DISTDL_CHECK(sum_reduce_names_the_odd_shape, world_size >= 3) {
+    const int n = world->size();
+    const auto P_x = make_partition(world, rank_range(0, n), {static_cast<std::size_t>(n)});
+    sum_reduce<double> op(P_x, rank0_1d(world));
+    const int odd = n / 2;
+    (void)op.forward(distdl::tensor<double>(shape_t{4}, 1.0));
+    DCHECK_THROWS(op.forward(distdl::tensor<double>(shape_t{world->rank() == odd ? 5u : 4u}, 1.0)),
+                  distdl::invalid_argument,
+                  "SumReduce: tensors summed together must have one shape, but world rank 0 holds [4] and world rank " +
+                      std::to_string(odd) + " holds [5]");
+    const std::size_t extent = std::size_t(1) << (world->rank() < 2 ? 62 : 63);  // their sum wraps 64 bits
+    sum_reduce<double> wrap(P_x, rank0_1d(world));
+    DCHECK_THROWS(wrap.forward(distdl::tensor<double>(shape_t{0, extent})), distdl::invalid_argument,
+                  "SumReduce: tensors summed together must have one shape, but world rank 0 holds [0,4611686018427387904]");
+}
+
 DISTDL_CHECK(sum_reduce_dtype_mismatch_is_an_error, world_size >= 2) {
     const int world_size = world->size();
     const auto P_x = make_partition(world, rank_range(0, world_size), {static_cast<std::size_t>(world_size)});
