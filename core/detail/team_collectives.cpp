@@ -340,13 +340,21 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
               const char* layer, team_cache& cache, team_scratch<T>& scratch) {
     communicator& comm = *team.comm();
     const bool receives = to_all || team.rank() == 0;
-    if (cache.known) {
+    bool just_agreed = false;
+    for (;;) {
+        if (!cache.known) {
+            cache.shape = agree_on_shape(team, mine, problem, layer, scratch);
+            cache.known = true;
+            just_agreed = true;
+        }
         const std::size_t count = volume(cache.shape);
         const bool same = mine == nullptr || has_shape(*mine, cache.shape);
         // Status elements: [changed, problem], each summed over the members (exact small integers).
         const T changed = static_cast<T>(same ? status_same : status_changed);
         const T problems = static_cast<T>(problem.empty() ? 0 : 1);
         if (is_small<T>(count)) {
+            // Right after an agreement too: the first call's sum then adds in the order of every
+            // later one (Open MPI's all-reduce and reduce fold the terms in different orders).
             scratch.fused_in.resize(count + 2);
             scratch.fused_out.resize(count + 2);
             if (same && mine != nullptr) std::copy(mine->data(), mine->data() + count, scratch.fused_in.data());
@@ -363,11 +371,15 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
                 return;
             }
         } else {
-            const T words[2] = {changed, problems};
-            T total[2] = {};
-            comm.all_reduce_sum(words, total, 2, dtype_of<T>());
-            if (total[1] != T(0)) agree_on_call(comm, problem, false);  // throws everywhere
-            if (total[0] == static_cast<T>(status_same)) {
+            bool agreed = just_agreed;  // else the status goes ahead of the data
+            if (!agreed) {
+                const T words[2] = {changed, problems};
+                T total[2] = {};
+                comm.all_reduce_sum(words, total, 2, dtype_of<T>());
+                if (total[1] != T(0)) agree_on_call(comm, problem, false);  // throws everywhere
+                agreed = total[0] == static_cast<T>(status_same);
+            }
+            if (agreed) {
                 const T* send = mine != nullptr ? mine->data()
                                                 : static_cast<const T*>(scratch.zeros.get(count * sizeof(T)));
                 if (receives) prepare_output(*out, cache.shape);
@@ -378,14 +390,6 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
         }
         cache.known = false;
     }
-    const shape_t shape = agree_on_shape(team, mine, problem, layer, scratch);
-    const std::size_t count = volume(shape);
-    const T* send = mine != nullptr ? mine->data() : static_cast<const T*>(scratch.zeros.get(count * sizeof(T)));
-    if (receives) prepare_output(*out, shape);
-    if (to_all) comm.all_reduce_sum(send, out->data(), count, dtype_of<T>());
-    else comm.reduce_sum(send, receives ? out->data() : nullptr, count, dtype_of<T>(), 0);
-    cache.shape = shape;
-    cache.known = true;
 }
 
 // Runs steps one after the other even when one throws, and rethrows the first error after
