@@ -1,6 +1,8 @@
 #include "layers/sequential.hpp"
 
+#include <cmath>
 #include <exception>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -45,6 +47,18 @@ void sequential<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     run_chain(dy, dx, true);
 }
 
+namespace {
+
+// What a module that moves or sums data makes of the failure mark (sequential.hpp, Errors):
+// zero-dimensional, NaN (a sum of marks stays NaN). No module makes a zero-dimensional tensor
+// of valid input.
+template <class T>
+bool is_failure_mark(const tensor<T>& t) {
+    return t.dimension() == 0 && std::isnan(t.data()[0]);
+}
+
+}  // namespace
+
 template <class T>
 void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint) {
     const std::size_t n = modules_.size();
@@ -58,8 +72,13 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
         const std::size_t i = adjoint ? n - 1 - step : step;
         tensor<T>& result = step + 1 == n ? out : adjoint ? gradients_[i] : activations_[i];
         try {
-            if (adjoint) modules_[i]->adjoint(failure ? after_failure_ : *arg, result);
-            else modules_[i]->forward(failure ? after_failure_ : *arg, result);
+            if (adjoint) modules_[i]->adjoint(failure ? failure_mark_ : *arg, result);
+            else modules_[i]->forward(failure ? failure_mark_ : *arg, result);
+            if (!failure && is_failure_mark(result))
+                throw invalid_argument("sequential: module [" + std::to_string(i) + "] of " + std::to_string(n) +
+                                       " delivered the mark of a failure in " + (adjoint ? "adjoint" : "forward") +
+                                       ": an earlier module refused its input on another worker of the chain, "
+                                       "whose error says why");
         } catch (...) {
             if (!failure) failure = std::current_exception();
         }

@@ -10,11 +10,13 @@
 // Errors. A module refuses bad input on every worker of that module, but the chain's other
 // workers would then wait in a later module (in the adjoint, an earlier one) for a worker that
 // left the chain. So a worker whose module threw goes on through the rest of the chain with a
-// zero-dimensional tensor in place of its input, which every module refuses (on all of its
-// workers) wherever it needs that worker's data, and throws its first error at the end. Every
-// worker whose result depends on the failure ends with an error (later ones name the
-// zero-dimensional tensor, shape []); no worker waits forever.
+// mark in place of its input: a zero-dimensional tensor holding NaN. A module that needs that
+// worker's data refuses the mark on all of its workers (naming shape []); one that only moves
+// or sums it (Broadcast, SumReduce) delivers it, and a worker that receives it counts it as
+// a failure of the chain. Every worker throws its first error at the end, so every worker
+// whose result depends on the failure ends with an error, and no worker waits forever.
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -58,7 +60,7 @@ class sequential : public module<T> {
     std::vector<std::unique_ptr<module<T>>> modules_;
     std::vector<tensor<T>> activations_;  // output of module i, i < size-1
     std::vector<tensor<T>> gradients_;    // adjoint output of module i, 0 < i
-    const tensor<T> after_failure_{shape_t{}};  // what a worker whose module threw passes on
+    const tensor<T> failure_mark_ = tensor<T>(shape_t{}, std::numeric_limits<T>::quiet_NaN());
 };
 
 }  // namespace distdl

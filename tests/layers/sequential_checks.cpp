@@ -3,7 +3,9 @@
 // chain is the identity.
 #include <functional>
 
+#include "core/broadcast.hpp"
 #include "layers/linear.hpp"
+#include "layers/relu.hpp"
 #include "layers/sequential.hpp"
 #include "reference/linear.hpp"
 #include "tests/layers/layer_test_util.hpp"
@@ -136,4 +138,15 @@ DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
                    "Linear: dy on P_y worker 0 (world rank 0) has shape [2,3], expected [batch, 2]",
                    "Linear: dy on P_y worker 0 (world rank 0) has shape [], expected [batch, 3]");
     DCHECK_EQ(distdl::shape_of(back.adjoint(y)), in ? (shape_t{2, 2}) : (shape_t{0}));
+    // A module that only moves data delivers the mark of worker 0's failure (Linear 4 -> 3 on
+    // worker 0, then a Broadcast to a 2 x 2 grid and a ReLU there): the receivers fail too.
+    sequential<double> spread;
+    spread.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3, linear_options{.seed = 5});
+    const auto P_22 = make_partition(world, rank_range(0, 4), {2, 2});
+    spread.emplace<distdl::broadcast<double>>(P_0, P_22);
+    spread.emplace<distdl::relu<double>>(P_22);
+    expect_refusal([&] { return spread.forward(on_0({2, 5})); },
+                   "Linear: x on P_x worker 0 (world rank 0) has shape [2,5], expected [batch, 4]",
+                   "sequential: module [1] of 3 delivered the mark of a failure in forward");
+    DCHECK_EQ(distdl::shape_of(spread.forward(on_0({2, 4}))), in ? (shape_t{2, 3}) : (shape_t{0}));
 }

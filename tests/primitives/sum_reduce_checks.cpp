@@ -169,10 +169,12 @@ DISTDL_CHECK(sum_reduce_names_the_odd_shape, world_size >= 3) {
                   distdl::invalid_argument,
                   "SumReduce: tensors summed together must have one shape, but world rank 0 holds [4] and world rank " +
                       std::to_string(odd) + " holds [5]");
-    const std::size_t extent = std::size_t(1) << (world->rank() < 2 ? 62 : 63);  // their sum wraps 64 bits
+    // Zero-volume pieces: from 4 workers on, extent 2^62 times the contributors wraps 64 bits.
+    const std::size_t extent = std::size_t(1) << (world->rank() == 0 ? 61 : 62);
     sum_reduce<double> wrap(P_x, rank0_1d(world));
     DCHECK_THROWS(wrap.forward(distdl::tensor<double>(shape_t{0, extent})), distdl::invalid_argument,
-                  "SumReduce: tensors summed together must have one shape, but world rank 0 holds [0,4611686018427387904]");
+                  "SumReduce: tensors summed together must have one shape, but world rank 0 holds [0,2305843009213693952] "
+                  "and world rank 1 holds [0,4611686018427387904]");
 }
 
 DISTDL_CHECK(sum_reduce_dtype_mismatch_is_an_error, world_size >= 2) {
