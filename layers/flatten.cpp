@@ -69,7 +69,8 @@ void flatten<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     const shape_t piece = shape_of(x);
     if (st.P_x.size() == 1) {
         DISTDL_REQUIRE(piece.size() == st.P_x.dim(),
-                       name << ": x has shape " << format_list(piece) << ", expected " << st.P_x.dim()
+                       name << ": x on P_x worker 0 (world rank " << st.P_x.members().front() << ") has shape "
+                            << format_list(piece) << ", expected " << st.P_x.dim()
                             << " dimensions (the batch, then the features, as P_x " << format_list(st.P_x.shape())
                             << ")");
     } else if (detail::agree_on_call(*st.P_x.comm(), {}, piece != st.x_shape)) {

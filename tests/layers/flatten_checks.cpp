@@ -79,7 +79,8 @@ DISTDL_CHECK(flatten_one_worker_and_idle, world_size >= 2) {
         layer.forward(x, y);
         DCHECK_EQ(distdl::shape_of(y), (shape_t{4, 15}));
         DCHECK_THROWS(layer.forward(tensor<double>(shape_t{4, 15}), y), distdl::invalid_argument,
-                      "Flatten: x has shape [4,15], expected 3 dimensions");
+                      "Flatten: x on P_x worker 0 (world rank " + std::to_string(last) +
+                          ") has shape [4,15], expected 3 dimensions");
     } else {
         DCHECK_THROWS(layer.forward(x, y), distdl::invalid_argument,
                       "is not in P_x and must pass an input of zero volume, got shape [4,3,5]");
