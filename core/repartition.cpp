@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -90,6 +91,7 @@ struct repartition<T>::state {
     }
     // Collective over the union: the extents of every P_x slab, checked to tile a tensor.
     std::vector<std::vector<std::size_t>> gather_extents(const tensor<T>& x);
+    [[noreturn]] void refuse_unassembled(const tensor<T>& x, const shape_t& c, const std::vector<std::size_t>& base);
     // Local: the plan from the extents of every slab (offsets[d][i]: start of slab i in d).
     void build_plan(const std::vector<std::vector<std::size_t>>& extents);
     std::vector<T> zeros;  // what a worker whose input does not fit the plan sends (only then)
@@ -122,23 +124,47 @@ std::vector<std::vector<std::size_t>> repartition<T>::state::gather_extents(cons
     }
     // Every slab holds volume(P_x) / P_x[d] workers; each checks its extent against the mean.
     const std::size_t nx = volume(px);
-    std::string problem;
-    for (std::size_t d = 0; x_rank >= 0 && d < dim && problem.empty(); ++d) {
-        const std::size_t per_slab = nx / px[d];
-        if (x.shape()[d] * per_slab != sums[base[d] + c[d]]) {
-            std::ostringstream msg;
-            msg << describe() << ": local input shapes do not assemble into a global tensor: worker " << x_rank
-                << " of P_x holds local shape " << format_list(shape_of(x)) << ", whose extent " << x.shape()[d]
-                << " in dimension " << d << " differs from that of another worker at index " << c[d]
-                << " of that dimension";
-            problem = msg.str();
-        }
+    bool off = false;
+    for (std::size_t d = 0; x_rank >= 0 && d < dim; ++d) {
+        std::uint64_t times;  // a product that would wrap is the largest: the sums may have wrapped
+        off = off || __builtin_mul_overflow(x.shape()[d], nx / px[d], &times) || times != sums[base[d] + c[d]];
     }
-    detail::agree_on_call(comm, problem, false);
+    if (detail::agree_on_call(comm, {}, off)) refuse_unassembled(x, c, base);
     std::vector<std::vector<std::size_t>> extents(dim);
     for (std::size_t d = 0; d < dim; ++d)
         for (std::size_t i = 0; i < px[d]; ++i) extents[d].push_back(sums[base[d] + i] / (nx / px[d]));
     return extents;
+}
+
+// Error path of gather_extents, on every union worker together: some slab's extents differ. Each
+// slab's first worker (index 0 along every other dimension) tells its extent, and the workers
+// whose extent differs from their slab's first are named (comparing with the mean named every
+// worker of the slab).
+template <class T>
+void repartition<T>::state::refuse_unassembled(const tensor<T>& x, const shape_t& c, const std::vector<std::size_t>& base) {
+    const std::size_t dim = P_x.dim();
+    const shape_t& px = P_x.shape();
+    std::vector<std::uint64_t> mine(base[dim], 0), first(base[dim], 0);
+    for (std::size_t d = 0; x_rank >= 0 && d < dim; ++d) {
+        bool slab_first = true;
+        for (std::size_t e = 0; e < dim; ++e) slab_first = slab_first && (e == d || c[e] == 0);
+        if (slab_first) mine[base[d] + c[d]] = x.shape()[d];
+    }
+    P_union.comm()->all_reduce_sum(mine.data(), first.data(), mine.size(), dtype::uint64);
+    std::string problem;
+    for (std::size_t d = 0; x_rank >= 0 && d < dim && problem.empty(); ++d) {
+        if (x.shape()[d] == first[base[d] + c[d]]) continue;
+        shape_t at(dim, 0);
+        at[d] = c[d];
+        std::ostringstream msg;
+        msg << describe() << ": local input shapes do not assemble into a global tensor: worker " << x_rank
+            << " of P_x holds local shape " << format_list(shape_of(x)) << ", whose extent " << x.shape()[d]
+            << " in dimension " << d << " differs from the extent " << first[base[d] + c[d]] << " of worker "
+            << ravel_index(at, px) << " at the same index " << c[d] << " of that dimension";
+        problem = msg.str();
+    }
+    detail::agree_on_call(*P_union.comm(), problem, false);
+    throw std::logic_error("Repartition: the extents differ, but no worker's differs from its slab's first");
 }
 
 // Everything here is computed from data every union worker holds alike, so an error is thrown

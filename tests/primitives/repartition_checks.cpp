@@ -250,6 +250,7 @@ DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile, world_size >= 4) {
     const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
     if (P_x.active() || P_y.active())
         DCHECK_THROWS(R.forward(x), invalid_argument,
-                      "local input shapes do not assemble into a global tensor: worker 0 of P_x holds local shape "
-                      "[3,4], whose extent 3 in dimension 0 differs from that of another worker at index 0");
+                      "local input shapes do not assemble into a global tensor: worker 1 of P_x holds local shape "
+                      "[2,4], whose extent 2 in dimension 0 differs from the extent 3 of worker 0 at the same index 0 "
+                      "of that dimension");
 }
