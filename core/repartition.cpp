@@ -141,7 +141,8 @@ std::vector<std::vector<std::size_t>> repartition<T>::state::gather_extents(cons
 // whose extent differs from their slab's first are named (comparing with the mean named every
 // worker of the slab).
 template <class T>
-void repartition<T>::state::refuse_unassembled(const tensor<T>& x, const shape_t& c, const std::vector<std::size_t>& base) {
+void repartition<T>::state::refuse_unassembled(const tensor<T>& x, const shape_t& c,
+                                               const std::vector<std::size_t>& base) {
     const std::size_t dim = P_x.dim();
     const shape_t& px = P_x.shape();
     std::vector<std::uint64_t> mine(base[dim], 0), first(base[dim], 0);

@@ -263,7 +263,9 @@ void pool_window<T>::plan(const shape_t& global_shape) {
         rim_in_piece_[t] = w_lo[t] - g0;
         // The input output j reads, clipped to the tensor: [cl, ch).
         const auto cl = [&](std::size_t j) { return std::clamp<signed_index>(q.reads_from(a + j), 0, n); };
-        const auto ch = [&](std::size_t j) { return std::clamp<signed_index>(q.reads_from(a + j) + q.span(), cl(j), n); };
+        const auto ch = [&](std::size_t j) {
+            return std::clamp<signed_index>(q.reads_from(a + j) + q.span(), cl(j), n);
+        };
         const auto interior = [&](std::size_t j) { return ch(j) == cl(j) || (cl(j) >= g0 && ch(j) <= g1); };
         // interior(j) is constant between the points where one of four conditions monotone in
         // j turns (a window of padding only below the tensor or above it, starting inside the

@@ -274,8 +274,8 @@ std::string holding(const partition& team, int team_rank, const std::uint64_t* w
 // Error path of agree_on_shape, on every member together: the contributors' shapes differ. The
 // lowest-ranked contributor's header goes to every member (found by a bit mask, one bit per
 // member), and the contributors holding another shape are named against it.
-[[noreturn]] void refuse_differing_shapes(const partition& team, bool contributes, const std::vector<std::uint64_t>& header,
-                                          const char* layer) {
+[[noreturn]] void refuse_differing_shapes(const partition& team, bool contributes,
+                                          const std::vector<std::uint64_t>& header, const char* layer) {
     communicator& comm = *team.comm();
     const int me = comm.rank();
     std::vector<std::uint64_t> mark((static_cast<std::size_t>(comm.size()) + 63) / 64, 0), marked(mark.size(), 0);
@@ -322,8 +322,8 @@ shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const std::
         }
     if (agree_on_call(comm, {}, differs)) refuse_differing_shapes(team, mine != nullptr, scratch.header, layer);
     const std::uint64_t rank = scratch.gathered[2] / contributors;
-    DISTDL_REQUIRE(rank <= max_header_rank,
-                   layer << ": tensors of rank " << rank << "; at most " << max_header_rank << " dimensions are supported");
+    DISTDL_REQUIRE(rank <= max_header_rank, layer << ": tensors of rank " << rank << "; at most " << max_header_rank
+                                                  << " dimensions are supported");
     shape_t agreed(rank);
     for (std::size_t d = 0; d < agreed.size(); ++d) agreed[d] = scratch.gathered[3 + d] / contributors;
     return agreed;

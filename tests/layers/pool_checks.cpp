@@ -253,9 +253,10 @@ DISTDL_CHECK(pool_huge_geometry, world_size >= 4) {
     const bool in = world->rank() < 4;
     const std::size_t huge = std::size_t(1) << 40;
     const auto P_2d = make_partition(world, workers, {1, 1, 2, 2});
-    DCHECK_THROWS(distributed_max_pool<double>(P_2d, shaped({1, 1, 4, 4}, pool_options{.kernel_size = {2}, .padding = {huge}})),
-                  distdl::invalid_argument,
-                  "MaxPool2d: output shape [1,1,1099511627778,1099511627778]: 1099511627778 * 1099511627778 does not fit");
+    const pool_options huge_padding{.kernel_size = {2}, .padding = {huge}};
+    DCHECK_THROWS(distributed_max_pool<double>(P_2d, shaped({1, 1, 4, 4}, huge_padding)), distdl::invalid_argument,
+                  "MaxPool2d: output shape [1,1,1099511627778,1099511627778]: 1099511627778 * 1099511627778 "
+                  "does not fit");
     const auto P_1d = make_partition(world, workers, {1, 1, 4});
     const std::size_t k = std::size_t(1) << 33;
     distributed_avg_pool<double> avg(P_1d, shaped({1, 1, 4}, pool_options{.kernel_size = {k}, .padding = {k / 2}}));

@@ -123,8 +123,9 @@ DISTDL_CHECK(misuse_broadcast_shapes_break_the_rules, world_size >= 3) {
 DISTDL_CHECK(misuse_layers_name_themselves, true) {
     const int n = world->size();
     const auto P_x = make_partition(world, distdl::testing::rank_range(0, n), {1, 1, static_cast<std::size_t>(n), 1});
-    DCHECK_THROWS(feature_conv<double>(2, P_x, 1, 1, conv_options{.kernel_size = {two_to(40)}, .dilation = {two_to(40)}}),
-                  invalid_argument, "FeatureConv2d: weight shape [1,1,1099511627776,1099511627776]: ");
+    const conv_options huge_kernel{.kernel_size = {two_to(40)}, .dilation = {two_to(40)}};
+    DCHECK_THROWS(feature_conv<double>(2, P_x, 1, 1, huge_kernel), invalid_argument,
+                  "FeatureConv2d: weight shape [1,1,1099511627776,1099511627776]: ");
     DCHECK_THROWS(feature_conv<double>(2, P_x, 1, 1, conv_options{.kernel_size = {3}, .padding = {two_to(62)}}),
                   invalid_argument,
                   "FeatureConv2d: 2*padding of spatial dimension 0: 9223372036854775808 exceeds the largest signed");
@@ -132,7 +133,8 @@ DISTDL_CHECK(misuse_layers_name_themselves, true) {
                   invalid_argument, "MaxPool: spatial_dims 4 given, expected 1 to 3");
     DCHECK_THROWS(distributed_max_pool<double>(P_x, pool_options{.kernel_size = {2}, .padding = {two_to(63)},
                                                                  .input_shape = shape_t{1, 1, 4, 4}}),
-                  invalid_argument, "MaxPool2d: padded length n+2*padding of spatial dimension 0: 2 * 9223372036854775808");
+                  invalid_argument,
+                  "MaxPool2d: padded length n+2*padding of spatial dimension 0: 2 * 9223372036854775808");
     const auto P_1 = make_partition(world, {0}, {1, 1});
     const auto twin = partition::world(world->create_sub(distdl::testing::rank_range(0, n)));
     const auto P_twin = twin.create_partition_inclusive({0}).create_cartesian_topology_partition({1, 1});

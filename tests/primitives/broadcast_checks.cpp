@@ -186,7 +186,8 @@ DISTDL_CHECK(broadcast_per_team_partitions, world_size == 4) {
     const auto first = row.create_partition_inclusive({0}).create_cartesian_topology_partition({1});
     broadcast<double> b(first, row);
     const double source = double(world->rank() / 2 * 2);  // the world rank of my row's first worker
-    const distdl::tensor<double> x = first.active() ? distdl::tensor<double>(shape_t{3}, source) : distdl::zero_volume<double>();
+    const distdl::tensor<double> x =
+        first.active() ? distdl::tensor<double>(shape_t{3}, source) : distdl::zero_volume<double>();
     const distdl::tensor<double> y = b.forward(x);
     DCHECK_EQ(distdl::shape_of(y), (shape_t{3}));
     for (double v : y) DCHECK_EQ(v, source);

@@ -173,8 +173,8 @@ DISTDL_CHECK(sum_reduce_names_the_odd_shape, world_size >= 3) {
     const std::size_t extent = std::size_t(1) << (world->rank() == 0 ? 61 : 62);
     sum_reduce<double> wrap(P_x, rank0_1d(world));
     DCHECK_THROWS(wrap.forward(distdl::tensor<double>(shape_t{0, extent})), distdl::invalid_argument,
-                  "SumReduce: tensors summed together must have one shape, but world rank 0 holds [0,2305843009213693952] "
-                  "and world rank 1 holds [0,4611686018427387904]");
+                  "SumReduce: tensors summed together must have one shape, but world rank 0 holds "
+                  "[0,2305843009213693952] and world rank 1 holds [0,4611686018427387904]");
 }
 
 DISTDL_CHECK(sum_reduce_dtype_mismatch_is_an_error, world_size >= 2) {
