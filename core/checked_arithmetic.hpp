@@ -51,4 +51,13 @@ inline std::size_t checked_volume(const std::vector<std::size_t>& shape, std::st
     return v;
 }
 
+// For a value every member of a team holds, summed over the `count` members into `sum` (modulo
+// 2^64): whether this member's value times `count` differs from the sum. Every member passes
+// only when all values are equal: a product that would wrap counts as differing (it is the
+// largest value's, so the sum itself may have wrapped).
+inline bool differs_from_sum(std::uint64_t value, std::uint64_t count, std::uint64_t sum) {
+    std::uint64_t times;
+    return __builtin_mul_overflow(value, count, &times) || times != sum;
+}
+
 }  // namespace distdl

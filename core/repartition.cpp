@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
 #include "core/detail/box_exchange.hpp"
 #include "core/detail/call_status.hpp"
@@ -122,13 +123,11 @@ std::vector<std::vector<std::size_t>> repartition<T>::state::gather_extents(cons
         traffic_scope scope(comm.traffic(), comm.traffic().label() + ".shapes");
         comm.all_reduce_sum(mine.data(), sums.data(), mine.size(), dtype::uint64);
     }
-    // Every slab holds volume(P_x) / P_x[d] workers; each checks its extent against the mean.
+    // Every slab holds volume(P_x) / P_x[d] workers; each checks its extent against the slab's sum.
     const std::size_t nx = volume(px);
     bool off = false;
-    for (std::size_t d = 0; x_rank >= 0 && d < dim; ++d) {
-        std::uint64_t times;  // a product that would wrap is the largest: the sums may have wrapped
-        off = off || __builtin_mul_overflow(x.shape()[d], nx / px[d], &times) || times != sums[base[d] + c[d]];
-    }
+    for (std::size_t d = 0; x_rank >= 0 && d < dim; ++d)
+        off = off || differs_from_sum(x.shape()[d], nx / px[d], sums[base[d] + c[d]]);
     if (detail::agree_on_call(comm, {}, off)) refuse_unassembled(x, c, base);
     std::vector<std::vector<std::size_t>> extents(dim);
     for (std::size_t d = 0; d < dim; ++d)

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/checked_arithmetic.hpp"
 #include "core/detail/call_status.hpp"
 #include "core/detail/dtype_code.hpp"
 #include "core/detail/output.hpp"
@@ -298,9 +299,8 @@ std::string holding(const partition& team, int team_rank, const std::uint64_t* w
 // Every member of `team` learns the shape the contributors (mine non-null) hold and checks
 // that they agree, so all members throw together or none does. Memory and messages do not
 // grow with the team: the header words are summed over the team and each contributor checks
-// its own words times the number of contributors against the sums: all pass only when all are
-// equal (a product that would wrap fails: it is the largest, so the sums may have wrapped).
-// Only when some contributor fails is its shape named (refuse_differing_shapes).
+// its own against the sums (differs_from_sum). Only when some contributor differs is its shape
+// named (refuse_differing_shapes).
 template <class T>
 shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const std::string& own_problem, const char* layer,
                        team_scratch<T>& scratch) {
@@ -314,12 +314,8 @@ shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const std::
     const std::uint64_t contributors = scratch.gathered[1];
     DISTDL_REQUIRE(contributors > 0, layer << ": internal error: a team with no contributing worker");
     bool differs = false;
-    if (mine != nullptr)
-        for (std::size_t k = 2; k < header_words; ++k) {
-            std::uint64_t times;
-            differs = differs || __builtin_mul_overflow(scratch.header[k], contributors, &times) ||
-                      times != scratch.gathered[k];
-        }
+    for (std::size_t k = 2; mine != nullptr && k < header_words; ++k)
+        differs = differs || differs_from_sum(scratch.header[k], contributors, scratch.gathered[k]);
     if (agree_on_call(comm, {}, differs)) refuse_differing_shapes(team, mine != nullptr, scratch.header, layer);
     const std::uint64_t rank = scratch.gathered[2] / contributors;
     DISTDL_REQUIRE(rank <= max_header_rank, layer << ": tensors of rank " << rank << "; at most " << max_header_rank
