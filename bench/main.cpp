@@ -54,6 +54,7 @@ const char* usage =
     "                    (proves the baselines do the same work); exit status 1 on a mismatch\n"
     "  --small-iterations N, --large-iterations N   timed iterations per benchmark\n"
     "                    (default 1000 and 10; --quick: 20 and 2)\n"
+    "  -h, --help        this text\n"
     "Time per iteration (manual time) is the slowest worker's (mpi), or the span from the first\n"
     "worker's start to the last worker's end (sim: threads sharing one clock and the cores);\n"
     "counters: bytes_per_second (2 x bytes per worker / time), msgs_per_iter and\n"

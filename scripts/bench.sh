@@ -39,6 +39,7 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--layers "conv p
                    the Open MPI runs start with $MPIEXEC (default
                    mpiexec). Relative paths are taken from the repository's root.
   -- ...           further flags for distdl-bench (e.g. --benchmark_filter=broadcast)
+  -h, --help       this text
 TEXT
 }
 

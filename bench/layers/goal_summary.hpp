@@ -238,7 +238,8 @@ inline void print_help() {
         "                     targets (scripts/bench.sh runs it so)\n"
         "  --workloads LIST   run only the benchmarks of these workloads (comma-separated, names as\n"
         "                     in the report: the layer, its baseline, its kernels alone); scripts/\n"
-        "                     bench.sh re-runs the worse ones so\n\n",
+        "                     bench.sh re-runs the worse ones so\n"
+        "  (--report-out=FILE and --workloads=LIST work too)\n\n",
         about_layer_benchmark);
     benchmark::PrintDefaultHelp();
 }

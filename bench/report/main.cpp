@@ -44,7 +44,8 @@ const char* usage =
     "--exclude REGEX leaves the workloads whose names it matches (ECMAScript, anywhere in the\n"
     "name) out of every run compared: for workloads not run on purpose (scripts/bench.sh passes\n"
     "the layer benchmarks that --layers left out), which would otherwise be MISSING.\n"
-    "--list-worse prints only the WORSE workloads, one per line (what to re-run), exit status 0.\n";
+    "--list-worse prints only the WORSE workloads, one per line (what to re-run), exit status 0.\n"
+    "-h, --help prints this text.\n";
 
 nlohmann::json read_json(const std::string& path) {
     std::ifstream in(path);
