@@ -16,6 +16,9 @@
 
 namespace distdl {
 
+// A layer's parameter block on its owner. Its values and gradient may be changed in place or
+// assigned, but keep the shape the layer gave them: a layer refuses, on all of its workers, a
+// call that would use one of another shape.
 template <class T>
 struct parameter {
     std::string name;  // "weight", "bias"

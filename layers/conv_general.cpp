@@ -20,6 +20,7 @@
 #include "layers/conv_initial.hpp"
 #include "layers/detail/balanced_split.hpp"
 #include "layers/detail/one_world.hpp"
+#include "layers/detail/parameter_shape.hpp"
 
 namespace distdl {
 
@@ -83,6 +84,11 @@ struct general_conv<T>::state {
     // worker of the layer as a marker along P_co and a disagreement in the sum along P_ci (every
     // P_x worker is a P_w worker), so the P_x workers need no status all-reduce of their own.
     bool x_status_travels = false;
+    // A wrong parameter shape on an owner (parameter_shape.hpp) reaches every worker of the layer
+    // in the data, as a marker in the parameters' broadcast, a refused or marked window, dy or
+    // sum, in forward / adjoint (the layouts for which build() shows it); otherwise the workers
+    // agree on the parameters' shapes at the call's start (one all-reduce of two words).
+    bool params_travel_forward = false, params_travel_adjoint = false;
     // Without input_shape, in the same configurations: a piece whose shape left the plan goes
     // out as a marker too (no status all-reduce per call); every worker of the layer then meets
     // in relayout(), the P_x workers plan again, and the forward runs once more.
@@ -113,6 +119,7 @@ struct general_conv<T>::state {
     std::size_t out_block = 0, in_block = 0;
     bool owns_weight = false, owns_bias = false, uses_bias = false;
     parameter<T> weight, bias;
+    shape_t weight_block, bias_block;  // their shapes (the program may not change them)
 
     // Reused between calls.
     tensor<T> x_hat;          // P_x: the window (a copy of x kept for the weight gradient when P_x
@@ -127,6 +134,8 @@ struct general_conv<T>::state {
     tensor<T> dx_partial, dx_hat;
     tensor<T> dw_partial, db_partial;
     tensor<T> empty{shape_t{0}}, marker{shape_t{0}};
+    tensor<T> params_marker{shape_t{0, 0}};  // an owner's instead of its packed parameters (rank 2)
+    tensor<T> poison{shape_t{1}, T(0)};      // a receiver's input that its broadcast refuses on every member
     std::vector<T> pack_buffer;
     bool forward_done = false;
     shape_t y_shape;  // P_y: output shape of the last forward
@@ -154,6 +163,8 @@ struct general_conv<T>::state {
     void local_forward(const tensor<T>& xin, tensor<T>& out);
     void local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out,
                         const kernels::dx_redirect<T>* redirect = nullptr);
+    std::string parameter_problem(bool with_grad) const;
+    std::string check_parameters(bool with_grad) const;
     void pack(const tensor<T>& a, const tensor<T>* b);
     void unpack(const tensor<T>& flat, tensor<T>& a, tensor<T>* b) const;
 };
@@ -210,6 +221,17 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     // sees (P_co > 1 whenever P_y has several workers). Enough when every P_y worker is among them.
     if (check_dy_on_P_y && !any_halo && share_x && members_within(py, {&pw, &px})) check_dy_on_P_y = false;
     if (!any_halo && reduce_y) x_status_travels = members_within(px, {&pw});
+    // An owner's problem, forward: its (co, ci) row of P_w learns it from the parameters'
+    // broadcast (or it is that row, without a halo); they spoil the window broadcasts of input
+    // channel ci, so every co has a worker that knows; their marked terms spoil every sum into
+    // P_y. So all of P_w and P_y learn it, and the P_x workers of channel ci; the others only when
+    // they are among those. Adjoint: its row of (co, spatial index 0) learns it from the dy
+    // broadcast, spoils the window-gradient sums of every ci (all of P_w at spatial index 0 and
+    // the P_x workers there learn it), the halo exchange tells every P_x worker and the gradient
+    // sums to the owners every P_w worker; the P_y workers of other rows learn it only when they
+    // are among those.
+    params_travel_forward = x_identity || P_ci == 1 || members_within(px, {&pw, &py});
+    params_travel_adjoint = py.size() == 1 || members_within(py, {&pw, &px});
 
     if (!pw.active()) return;
     const shape_t at = pw.index();
@@ -226,6 +248,8 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     shape_t block_shape{out_block, in_block};
     block_shape.insert(block_shape.end(), spec.kernel_size.begin(), spec.kernel_size.end());
     const std::size_t kernel_volume = volume(spec.kernel_size);
+    weight_block = block_shape;
+    bias_block = shape_t{out_block};
     if (owns_weight) {
         weight.name = "weight";
         weight.value = tensor<T>(block_shape);
@@ -514,6 +538,28 @@ void general_conv<T>::state::local_backward(const tensor<T>* xin, const tensor<T
     else kernel->backward_last(dy, w, dx_out, dw_partial, db, redirect);
 }
 
+// This owner's problem with its parameters, and in the adjoint their gradients (empty: none).
+template <class T>
+std::string general_conv<T>::state::parameter_problem(bool with_grad) const {
+    if (!owns_weight) return {};
+    const std::string worker = "P_w worker " + std::to_string(P_w.rank()) + " (world rank " +
+                               std::to_string(P_w.members()[static_cast<std::size_t>(P_w.rank())]) + ")";
+    std::string problem = detail::parameter_problem(layer, worker, weight, weight_block, with_grad);
+    if (problem.empty() && owns_bias) problem = detail::parameter_problem(layer, worker, bias, bias_block, with_grad);
+    return problem;
+}
+
+// Every worker of the layer, at a call's start: this worker's parameter problem, to be spread in
+// the data; or, where the data cannot reach every worker, an agreement that refuses the call on
+// all of them with the lowest-ranked owner's reason (then it returns empty).
+template <class T>
+std::string general_conv<T>::state::check_parameters(bool with_grad) const {
+    std::string problem = parameter_problem(with_grad);
+    const bool travels = with_grad ? params_travel_adjoint : params_travel_forward;
+    if (!travels && layer_comm) detail::agree_on_call(*layer_comm, problem, false, detail::first_problem);
+    return problem;
+}
+
 template <class T>
 void general_conv<T>::state::pack(const tensor<T>& a, const tensor<T>* b) {
     pack_buffer.clear();
@@ -608,13 +654,18 @@ template <class T>
 void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     auto& st = *state_;
     st.forward_done = false;
+    const std::string own_problem = st.check_parameters(false);
+    bool params_refused = !own_problem.empty();  // this worker knows of a wrong parameter shape
 
     // 1. Parameters from their owners to all of P_w.
     if (st.share_params) {
         const bool owner = st.owns_weight;
-        if (owner) st.pack(st.weight.value, st.owns_bias ? &st.bias.value : nullptr);
-        st.share_params->forward(owner ? st.packed : st.empty, st.packed_in);
-        if (st.P_w.active()) st.unpack(st.packed_in, st.w_use, st.uses_bias ? &st.b_use : nullptr);
+        if (owner && !params_refused) st.pack(st.weight.value, st.owns_bias ? &st.bias.value : nullptr);
+        st.share_params->forward(owner ? (params_refused ? st.params_marker : st.packed) : st.empty, st.packed_in);
+        if (st.P_w.active()) {
+            if (st.packed_in.dimension() != 1) params_refused = true;
+            else st.unpack(st.packed_in, st.w_use, st.uses_bias ? &st.b_use : nullptr);
+        }
     }
 
     // 2. The windows on P_x (or an agreed refusal).
@@ -627,18 +678,26 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     }
 
     // 3. Windows along P_co (a worker that is the source of its own copy uses its window in
-    // place when the kernel keeps its own copy for the backward pass).
+    // place when the kernel keeps its own copy for the backward pass). A worker that knows of a
+    // wrong parameter shape spoils its broadcast: a marker as its window, or as a receiver an
+    // input, which the broadcast refuses on every member.
+    bool upstream_refused = false;
+    if (params_refused) window = st.P_x.active() ? &st.marker : &st.poison;
     const tensor<T>* xin = window;
     if (st.share_x) {
-        if (!st.kernel_keeps_x) st.share_x->forward(*window, st.x_piece);
-        if (!st.kernel_keeps_x || st.share_x->forward_unless_own(*window, st.x_piece)) xin = &st.x_piece;
+        try {
+            if (!st.kernel_keeps_x) st.share_x->forward(*window, st.x_piece);
+            if (!st.kernel_keeps_x || st.share_x->forward_unless_own(*window, st.x_piece)) xin = &st.x_piece;
+        } catch (const invalid_argument&) {
+            upstream_refused = true;  // a spoilt broadcast
+            xin = &st.marker;
+        }
     }
 
     // 4. Local convolution; 5. sum along P_ci into P_y (straight into y when that is the identity).
-    bool upstream_refused = false;
     const tensor<T>* contribution = &st.empty;
     if (st.P_w.active()) {
-        if (st.is_marker(*xin)) {
+        if (params_refused || st.is_marker(*xin)) {
             upstream_refused = true;
             contribution = &st.marker;
         } else {
@@ -653,13 +712,15 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
             else st.reduce_y->forward(*contribution, y);
         } catch (const invalid_argument&) {
             // Contributions of different shapes: a refusal on some P_x worker (x_status_travels)
-            if (!st.x_status_travels) throw;
+            // or a wrong parameter shape
+            if (!st.x_status_travels && !st.params_travel_forward) throw;
             upstream_refused = true;
         }
     } else if (!st.P_w.active() || upstream_refused) detail::prepare_output(y, shape_t{0});
     if (st.P_y.active() && st.is_marker(y)) upstream_refused = true;
 
-    if ((refused || upstream_refused) && st.relayout_by_data && !st.relayout_running) {
+    const bool failed = refused || upstream_refused || params_refused;
+    if (failed && st.relayout_by_data && !st.relayout_running) {
         st.relayout(x);  // throws on every worker of the layer when the pieces do not fit
         st.relayout_running = true;
         try {
@@ -671,8 +732,9 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
         st.relayout_running = false;
         return;
     }
-    if (refused || upstream_refused)
-        st.refuse(refusal, st.layer + ": forward refused because the input on P_x is invalid");
+    if (failed)
+        st.refuse(own_problem.empty() ? refusal : own_problem,
+                  st.layer + ": forward refused because the input on P_x is invalid");
     if (st.P_y.active()) st.y_shape = shape_of(y);
     else detail::prepare_output(y, shape_t{0});
     st.forward_done = true;
@@ -684,6 +746,8 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     const bool takes_part = st.P_x.active() || st.P_y.active() || st.P_w.active();
     DISTDL_REQUIRE(st.forward_done || !takes_part,
                    st.layer << ": adjoint() needs a successful forward() first (it uses that input)");
+    const std::string own_problem = st.check_parameters(true);
+    const bool params_refused = !own_problem.empty();  // this worker's parameters or gradients
 
     // The output gradient must have the shape of the last output (agreed over P_y when needed).
     std::string refusal;
@@ -704,12 +768,21 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
                 refusal = e.what();
             }
         }
-        sent = refusal.empty() ? &dy : &st.marker;
+        sent = refusal.empty() && !params_refused ? &dy : &st.marker;
+    } else if (params_refused) {
+        sent = &st.poison;  // a receiver's input: its broadcast of dy refuses on every member
     }
 
     // dy along P_ci (a worker that holds dy itself uses it in place: no copy).
+    bool upstream_refused = false, own_part_placed = false;
     const tensor<T>* dyp = sent;
-    if (st.reduce_y && st.reduce_y->adjoint_unless_own(*sent, st.y_partial)) dyp = &st.y_partial;
+    try {
+        if (st.reduce_y && st.reduce_y->adjoint_unless_own(*sent, st.y_partial)) dyp = &st.y_partial;
+    } catch (const invalid_argument&) {
+        if (!st.params_travel_adjoint) throw;
+        upstream_refused = true;  // spoilt by a worker that knows of a wrong parameter shape
+        dyp = &st.marker;
+    }
 
     // Without a halo the window gradient is the piece's: it goes straight into dx (no copy, and
     // the caller's buffer is reused from call to call).
@@ -718,10 +791,9 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     // Local backward. With a halo and the window on this very worker, the part of the window
     // gradient that is this worker's own piece goes straight into dx (no copy in the halo's
     // adjoint).
-    bool upstream_refused = false, own_part_placed = false;
     tensor<T>* dx_contribution = &st.empty;
     if (st.P_w.active()) {
-        if (st.is_marker(*dyp)) {
+        if (params_refused || st.is_marker(*dyp)) {
             upstream_refused = true;
             dx_contribution = &st.marker;
         } else {
@@ -752,7 +824,8 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             else st.share_x->adjoint(*dx_contribution, *dx_window);
         } catch (const invalid_argument&) {
             // Window gradients and markers in one sum: a refused dy on some P_y worker (above)
-            if (st.check_dy_on_P_y) throw;
+            // or a wrong parameter shape
+            if (st.check_dy_on_P_y && !st.params_travel_adjoint) throw;
             upstream_refused = true;
         }
     }
@@ -775,21 +848,28 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
         }
     }
 
-    // Parameter gradients to their owners (every P_w worker knows the outcome by now).
-    if (refusal.empty() && !upstream_refused && st.P_w.active()) {
-        if (st.share_params) {
-            st.pack(st.dw_partial, st.uses_bias ? &st.db_partial : nullptr);
-            st.share_params->adjoint(st.packed, st.packed_in);
-            if (st.owns_weight) {
-                st.unpack(st.packed_in, st.dw_partial, st.owns_bias ? &st.db_partial : nullptr);
-            }
+    // Parameter gradients to their owners; a worker that knows of a failure sends a marker, so
+    // that every P_w worker knows the outcome after it (the workers away from spatial index 0
+    // learn a wrong parameter shape only here).
+    bool failed = !refusal.empty() || upstream_refused || params_refused;
+    if (st.P_w.active() && st.share_params) {
+        if (!failed) st.pack(st.dw_partial, st.uses_bias ? &st.db_partial : nullptr);
+        try {
+            st.share_params->adjoint(failed ? st.params_marker : st.packed, st.packed_in);
+        } catch (const invalid_argument&) {
+            failed = true;  // gradients and markers in one sum
         }
-        if (st.owns_weight) st.weight.grad += st.dw_partial;
-        if (st.owns_bias) st.bias.grad += st.db_partial;
+        if (st.owns_weight && !failed) {
+            if (st.packed_in.dimension() != 1) failed = true;
+            else st.unpack(st.packed_in, st.dw_partial, st.owns_bias ? &st.db_partial : nullptr);
+        }
     }
+    if (!failed && st.owns_weight) st.weight.grad += st.dw_partial;
+    if (!failed && st.owns_bias) st.bias.grad += st.db_partial;
 
-    if (!refusal.empty() || upstream_refused)
-        st.refuse(refusal, st.layer + ": adjoint refused because the output gradient on P_y is invalid");
+    if (failed)
+        st.refuse(own_problem.empty() ? refusal : own_problem,
+                  st.layer + ": adjoint refused because the output gradient on P_y is invalid");
     if (!st.P_x.active()) detail::prepare_output(dx, shape_t{0});
 }
 

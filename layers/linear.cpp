@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
 #include "layers/detail/one_world.hpp"
+#include "layers/detail/parameter_shape.hpp"
 #include "layers/initial_values.hpp"
 
 namespace distdl {
@@ -148,6 +149,7 @@ distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const 
       options_(options),
       empty_(shape_t{0}),
       marker_(shape_t{0}),
+      poison_(shape_t{1}, T(0)),
       verdict_out_(shape_t{1}) {
     require_one_world("Linear", P_x, {{"P_y", &P_y}, {"P_W", &P_W}});
     // First, before anything that could fail on some workers only: the same arguments everywhere.
@@ -201,6 +203,8 @@ distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const 
         const std::size_t col0 = balanced_start(in_features, P_fi, at[1]), cols = balanced_size(in_features, P_fi, at[1]);
         holds_weight_ = true;
         holds_bias_ = options.bias && at[1] == 0;
+        weight_block_ = shape_t{rows, cols};
+        bias_block_ = shape_t{rows};
         weight_.name = "weight";
         weight_.value = tensor<T>(shape_t{rows, cols});
         weight_.grad = xt::zeros<T>(shape_t{rows, cols});
@@ -236,13 +240,26 @@ void distributed_linear<T>::zero_grad() {
 
 template <class T>
 void distributed_linear<T>::refuse(const cartesian_partition& team, const tensor<T>& piece, std::size_t features,
-                                   const std::size_t* expected_batch, const char* what, const char* direction) {
+                                   const std::size_t* expected_batch, const char* what, const char* direction,
+                                   const std::string& parameter_problem) {
     std::string problem;
     if (team.active()) problem = piece_problem(team, piece, features, expected_batch, what);
+    if (!parameter_problem.empty()) problem = parameter_problem;
     // Every member of `team` found the same reason: the lowest-ranked one tells the others.
     detail::agree_on_call(*layer_comm_, problem, false, detail::first_problem);
     throw invalid_argument(std::string("Linear: ") + direction + " refused: the pieces of " +
                            (what[0] == 'x' ? "P_x" : "P_y") + " do not fit together");
+}
+
+template <class T>
+std::string distributed_linear<T>::parameter_problem(bool with_grad) const {
+    if (!holds_weight_) return {};
+    const std::string worker = "P_W worker " + std::to_string(P_W_.rank()) + " (world rank " +
+                               std::to_string(P_W_.members()[static_cast<std::size_t>(P_W_.rank())]) + ")";
+    std::string problem = detail::parameter_problem("Linear", worker, weight_, weight_block_, with_grad);
+    if (problem.empty() && holds_bias_)
+        problem = detail::parameter_problem("Linear", worker, bias_, bias_block_, with_grad);
+    return problem;
 }
 
 template <class T>
@@ -256,15 +273,19 @@ bool distributed_linear<T>::tell_deaf(broadcast<T>* verdict, bool source, bool f
 template <class T>
 void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     forward_done_ = false;
-    bool failed = false;
+    // A worker whose parameters are wrong spoils its column's broadcast (a marker as its piece, or
+    // as a receiver a non-empty input, which the broadcast refuses on every member): every row of
+    // P_W then holds a worker that knows, and the rows' sums spread it as a bad piece's marker.
+    const std::string own_problem = parameter_problem(false);
     const tensor<T>* sent = &empty_;
-    if (P_x_.active()) sent = fits(x, local_in_) ? &x : &marker_;
-    failed = !completed([&] { broadcast_x_->forward(*sent, x_piece_); });
+    if (P_x_.active()) sent = fits(x, local_in_) && own_problem.empty() ? &x : &marker_;
+    else if (!own_problem.empty()) sent = &poison_;
+    bool failed = !completed([&] { broadcast_x_->forward(*sent, x_piece_); });
 
     const tensor<T>* contribution = &empty_;
     if (holds_weight_) {
-        if (!fits(x_piece_, weight_.value.shape()[1])) {
-            failed = true;  // the marker: some P_x piece cannot be right
+        if (failed || !own_problem.empty() || !fits(x_piece_, weight_block_[1])) {
+            failed = true;  // the marker: some P_x piece or some worker's parameters cannot be right
             contribution = &marker_;
         } else {
             const std::size_t batch = x_piece_.shape()[0];
@@ -284,7 +305,7 @@ void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     if (!completed([&] { reduce_y_->forward(*contribution, received_); })) failed = true;
     if (P_y_.active() && received_.dimension() != 2) failed = true;
     failed = tell_deaf(forward_verdict_.get(), tells_forward_, failed);
-    if (failed) refuse(P_x_, x, local_in_, nullptr, "x", "forward");
+    if (failed) refuse(P_x_, x, local_in_, nullptr, "x", "forward", own_problem);
 
     if (P_y_.active()) {
         batch_ = received_.shape()[0];
@@ -304,14 +325,17 @@ void distributed_linear<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     const bool takes_part = P_x_.active() || P_y_.active() || P_W_.active();
     DISTDL_REQUIRE(forward_done_ || !takes_part,
                    "Linear: adjoint() needs a successful forward() first (it uses that input)");
-    bool failed = false;
+    // As in forward, with rows and columns exchanged (the gradients too must have their shapes).
+    const std::string own_problem = parameter_problem(true);
     const tensor<T>* sent = &empty_;
-    if (P_y_.active()) sent = fits(dy, local_out_) && dy.shape()[0] == batch_ ? &dy : &marker_;
-    failed = !completed([&] { reduce_y_->adjoint(*sent, dy_piece_); });
+    if (P_y_.active()) sent = fits(dy, local_out_) && dy.shape()[0] == batch_ && own_problem.empty() ? &dy : &marker_;
+    else if (!own_problem.empty()) sent = &poison_;
+    bool failed = !completed([&] { reduce_y_->adjoint(*sent, dy_piece_); });
 
     const tensor<T>* contribution = &empty_;
     if (holds_weight_) {
-        if (!fits(dy_piece_, weight_.value.shape()[0]) || dy_piece_.shape()[0] != x_piece_.shape()[0]) {
+        if (failed || !own_problem.empty() || !fits(dy_piece_, weight_block_[0]) ||
+            dy_piece_.shape()[0] != x_piece_.shape()[0]) {
             failed = true;
             contribution = &marker_;
         } else {
@@ -324,7 +348,7 @@ void distributed_linear<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (!completed([&] { broadcast_x_->adjoint(*contribution, received_); })) failed = true;
     if (P_x_.active() && received_.dimension() != 2) failed = true;
     failed = tell_deaf(adjoint_verdict_.get(), tells_adjoint_, failed);
-    if (failed) refuse(P_y_, dy, local_out_, &batch_, "dy", "adjoint");
+    if (failed) refuse(P_y_, dy, local_out_, &batch_, "dy", "adjoint", own_problem);
 
     // The call succeeded everywhere: now the gradients take it in.
     if (holds_weight_) {

@@ -49,6 +49,11 @@
 //     neither P_W nor P_x, from P_W's first column);
 //   - on a refusal, and only then, the workers of the layer find the reason together (the
 //     pieces' shapes gathered over P_x or P_y, then one agreement over the layer's workers).
+//   - a parameter (in adjoint: or its gradient) that the program gave another shape than its
+//     block is refused alike: its worker marks its column's broadcast of x (in adjoint its
+//     row's broadcast of dy), as its piece's marker or, as a receiver, with a non-empty input
+//     that the broadcast refuses on every member; every row (column) then holds a worker that
+//     knows and marks its term of the sum.
 // A refused adjoint accumulates no gradient (gradients are added once the call succeeded).
 // adjoint() needs a forward() first; it uses the input of the last forward.
 //
@@ -105,10 +110,14 @@ class distributed_linear : public module<T> {
     // Refusal path, collective over the layer's workers once every one of them knows that the
     // call failed: throws the same invalid_argument, with the reason, on all of them.
     [[noreturn]] void refuse(const cartesian_partition& team, const tensor<T>& piece, std::size_t features,
-                             const std::size_t* expected_batch, const char* what, const char* direction);
+                             const std::size_t* expected_batch, const char* what, const char* direction,
+                             const std::string& parameter_problem);
     // Whether the call failed: `failed` as this worker knows it, or the verdict its source sent
     // (collective over the verdict's teams; `source`: this worker sends a verdict).
     bool tell_deaf(broadcast<T>* verdict, bool source, bool failed);
+    // This worker's problem with the parameters it holds, and in the adjoint their gradients
+    // (empty: none; parameter_shape.hpp).
+    std::string parameter_problem(bool with_grad) const;
 
     cartesian_partition P_x_, P_y_, P_W_;
     std::size_t in_features_, out_features_;
@@ -125,6 +134,7 @@ class distributed_linear : public module<T> {
     std::shared_ptr<communicator> layer_comm_;  // over every worker of P_x, P_y and P_W (refusals only)
 
     parameter<T> weight_, bias_;
+    shape_t weight_block_, bias_block_;  // their shapes (the program may not change them)
     // Reused between calls.
     tensor<T> x_piece_;    // the broadcast input piece (kept for dW)
     tensor<T> y_partial_;  // y_rc
@@ -133,6 +143,7 @@ class distributed_linear : public module<T> {
     tensor<T> received_;   // what a primitive hands back before it is checked
     tensor<T> empty_;      // {0}: what a worker without data passes on
     tensor<T> marker_;     // {0}: sent instead of a piece that cannot be right
+    tensor<T> poison_;     // {1}: a receiver's input that its broadcast refuses on every member
     tensor<T> verdict_out_, verdict_in_;  // {1}: 1 = the call failed
     bool forward_done_ = false;
     std::size_t batch_ = 0;  // batch of the last successful forward

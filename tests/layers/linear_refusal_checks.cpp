@@ -5,6 +5,7 @@
 //     known, is the same error, naming the worker and the problem, on every worker of the
 //     layer (also on P_x / P_y workers outside P_W that hear nothing back otherwise), the
 //     gradients stay untouched and the layer works again on the next good call;
+//   - a parameter (or its gradient) given another shape on one worker is refused likewise;
 //   - once shapes are known, a call moves data only: no message but the two primitives' data.
 #include <map>
 
@@ -123,6 +124,46 @@ void refusal_sequence(const std::shared_ptr<distdl::communicator>& world, const 
     DCHECK_EQ(distdl::shape_of(dx), l.P_x.active() ? (shape_t{4, 3}) : (shape_t{0}));
 }
 
+// A parameter of one P_W worker given another shape (the same elements as a row, or its gradient
+// 7 elements): the next call that uses it is refused on every worker of the layer, naming the
+// worker and both shapes (no worker waits for it); put back, the layer works on. in_features 6,
+// out_features 4 on P_W 2 x 2: every weight block is 2 x 3, the bias pieces (column 0) 2.
+void parameter_shape_sequence(const std::shared_ptr<distdl::communicator>& world, const layout& l) {
+    distributed_linear<double> layer(l.P_x, l.P_y, l.P_W, 6, 4);
+    const tensor<double> x = l.P_x.active() ? tensor<double>(xt::ones<double>(shape_t{2, 3})) : distdl::zero_volume<double>();
+    const tensor<double> dy = l.P_y.active() ? tensor<double>(xt::ones<double>(shape_t{2, 2})) : distdl::zero_volume<double>();
+    tensor<double> y, dx;
+    layer.forward(x, y);
+    layer.adjoint(dy, dx);
+    for (int w = 0; w < 4; ++w) {
+        const int owner = l.P_W.members()[static_cast<std::size_t>(w)];
+        const std::string worker = " on P_W worker " + std::to_string(w) + " (world rank " + std::to_string(owner) + ")";
+        for (const bool is_bias : {false, true}) {
+            if (is_bias && w % 2 != 0) continue;  // the bias is on column 0
+            for (const bool is_grad : {false, true}) {
+                const std::string name = is_bias ? "bias" : "weight", block = is_bias ? "[2]" : "[2,3]";
+                const shape_t odd = is_grad ? shape_t{7} : is_bias ? shape_t{1, 2} : shape_t{1, 6};
+                tensor<double>* spoilt = nullptr;
+                tensor<double> kept;
+                if (world->rank() == owner) {
+                    auto* p = layer.parameters().at(is_bias ? 1 : 0);
+                    spoilt = is_grad ? &p->grad : &p->value;
+                    kept = *spoilt;
+                    *spoilt = is_grad ? tensor<double>(xt::zeros<double>(odd)) : tensor<double>(xt::reshape_view(kept, odd));
+                }
+                const std::string text = std::string("Linear: ") + (is_grad ? "the gradient of " : "") + name + worker +
+                                         " has shape " + distdl::format_list(odd) + ", expected " + block;
+                if (is_grad) expect_refused(l.in_layer, [&] { layer.adjoint(dy, dx); }, text);
+                else expect_refused(l.in_layer, [&] { layer.forward(x, y); }, text);
+                if (spoilt) *spoilt = kept;
+                layer.forward(x, y);
+                layer.adjoint(dy, dx);
+                DCHECK_EQ(distdl::shape_of(dx), l.P_x.active() ? (shape_t{2, 3}) : (shape_t{0}));
+            }
+        }
+    }
+}
+
 // Messages per label (summed over workers of nothing: this worker's own log).
 std::map<std::string, std::uint64_t> messages_by_label(const std::shared_ptr<distdl::communicator>& world) {
     std::map<std::string, std::uint64_t> out;
@@ -220,6 +261,18 @@ DISTDL_CHECK(linear_refuses_bad_pieces_everywhere_disjoint, world_size >= 8) {
 // P_x and P_y on the same workers, one of them in P_W, the other outside.
 DISTDL_CHECK(linear_refuses_bad_pieces_everywhere_mixed, world_size >= 6) {
     refusal_sequence(world, make_layout(world, {3, 4}, {4, 5}));
+}
+
+DISTDL_CHECK(linear_refuses_parameters_of_another_shape, world_size >= 4) {
+    parameter_shape_sequence(world, make_layout(world, {0, 1}, {0, 2}));
+}
+
+DISTDL_CHECK(linear_refuses_parameters_of_another_shape_disjoint, world_size >= 8) {
+    parameter_shape_sequence(world, make_layout(world, {4, 5}, {6, 7}));
+}
+
+DISTDL_CHECK(linear_refuses_parameters_of_another_shape_mixed, world_size >= 6) {
+    parameter_shape_sequence(world, make_layout(world, {3, 4}, {4, 5}));
 }
 
 DISTDL_CHECK(linear_steady_state_moves_data_only, world_size >= 4) {

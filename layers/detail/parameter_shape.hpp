@@ -1,0 +1,30 @@
+#pragma once
+// The layers' check of the parameters a worker owns, at every call: parameter<T> is a plain
+// struct, so a program may assign a tensor of another shape to a value or a gradient (the whole
+// weight instead of the block, a flattened copy). The layer would then compute with the wrong
+// block or fail on that worker alone while the others wait for it; so the owner names the
+// problem and the layer refuses the call on every worker.
+#include <string>
+
+#include "core/error.hpp"
+#include "core/module.hpp"
+#include "core/tensor.hpp"
+
+namespace distdl::detail {
+
+// This owner's problem with `p` (empty: none): its value must have the shape `block` the layer
+// gave it and, when `with_grad` (adjoint, which adds to it), its gradient too. `worker` names the
+// owner, e.g. "P_w worker 2 (world rank 2)".
+template <class T>
+std::string parameter_problem(const std::string& layer, const std::string& worker, const parameter<T>& p,
+                              const shape_t& block, bool with_grad) {
+    if (shape_of(p.value) != block)
+        return layer + ": " + p.name + " on " + worker + " has shape " + format_list(shape_of(p.value)) +
+               ", expected " + format_list(block) + " (the block it owns: a parameter takes new values, not a new shape)";
+    if (with_grad && shape_of(p.grad) != block)
+        return layer + ": the gradient of " + p.name + " on " + worker + " has shape " + format_list(shape_of(p.grad)) +
+               ", expected " + format_list(block) + " (the shape of " + p.name + ": adjoint adds to it)";
+    return {};
+}
+
+}  // namespace distdl::detail
