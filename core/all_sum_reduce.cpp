@@ -41,6 +41,7 @@ all_sum_reduce<T>::all_sum_reduce(const cartesian_partition& P_x, std::vector<st
         .require(*P_x.world_comm());
     state_ = std::make_unique<state>(
         state{P_x.create_allreduction_partition(checked_axes(P_x, axes_reduce)), P_x.world_comm(), {}, {}});
+    this->set_partitions(&P_x, &P_x);
 }
 
 template <class T>

@@ -22,6 +22,7 @@ broadcast<T>::broadcast(const cartesian_partition& P_x, const cartesian_partitio
     detail::require_pair_agreement("Broadcast", dtype_of<T>(), P_x, P_y, options);
     state_ = std::make_unique<state>(state{P_x.create_broadcast_partition_to(P_y, options.transpose_src, options.transpose_dest),
                                            options, P_x.world_comm(), {}, {}});
+    this->set_partitions(options.transpose_src ? nullptr : &P_x, options.transpose_dest ? nullptr : &P_y);
 }
 
 template <class T>

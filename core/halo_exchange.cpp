@@ -219,6 +219,7 @@ halo_exchange<T>::halo_exchange(const cartesian_partition& P_x, shape_t global_s
         .list("padding", geometry.padding)
         .list("dilation", geometry.dilation)
         .require(*P_x.world_comm());
+    this->set_partitions(&P_x, nullptr);  // its output is the windows, not pieces of a partition
     const std::size_t dim = global_shape.size();
     const auto describe = [&]() {
         return "HaloExchange on P_x shape " + format_list(P_x.shape()) + " with global shape " +

@@ -8,10 +8,12 @@
 // the result then goes through a temporary, as no module computes in place. The same holds for
 // adjoint(dy) / adjoint(dy, dx). A tensor of another element type is a compile error, never a
 // silent conversion.
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/partition.hpp"
 #include "core/tensor.hpp"
 
 namespace distdl {
@@ -69,10 +71,25 @@ class module {
     // Parameters this worker owns (empty for data movement and on workers owning none).
     virtual std::vector<parameter<T>*> parameters() { return {}; }
 
+    // Where forward takes its input and leaves its output (adjoint: the other way round), for a
+    // chain to check that each module reads its input where the one before left it; null where
+    // a module does not say (HaloExchange's windows, a transposed Broadcast or SumReduce).
+    virtual const cartesian_partition* input_partition() const { return input_ ? &*input_ : nullptr; }
+    virtual const cartesian_partition* output_partition() const { return output_ ? &*output_ : nullptr; }
+
   protected:
+    // For a constructor: the partitions above (null: it does not say).
+    void set_partitions(const cartesian_partition* input, const cartesian_partition* output) {
+        if (input) input_ = *input;
+        if (output) output_ = *output;
+    }
+
     // Write the result into `out`, reusing its storage when it already has the right shape.
     virtual void do_forward(const tensor<T>& x, tensor<T>& y) = 0;
     virtual void do_adjoint(const tensor<T>& dy, tensor<T>& dx) = 0;
+
+  private:
+    std::optional<cartesian_partition> input_, output_;
 };
 
 }  // namespace distdl

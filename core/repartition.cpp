@@ -270,6 +270,7 @@ repartition<T>::repartition(const cartesian_partition& P_x, const cartesian_part
                                                 << options.global_shape.size() << ", expected the dimension of P_x ("
                                                 << P_x.dim() << ")");
     state_ = std::make_unique<state>(P_x, P_y, options);
+    this->set_partitions(&P_x, &P_y);
     auto& st = *state_;
     const auto& union_members = st.P_union.members();
     if (st.P_union.active()) {

@@ -22,6 +22,7 @@ sum_reduce<T>::sum_reduce(const cartesian_partition& P_x, const cartesian_partit
     detail::require_pair_agreement("SumReduce", dtype_of<T>(), P_x, P_y, options);
     state_ = std::make_unique<state>(state{P_x.create_reduction_partition_to(P_y, options.transpose_src, options.transpose_dest),
                                            options, P_x.world_comm(), {}, {}});
+    this->set_partitions(options.transpose_src ? nullptr : &P_x, options.transpose_dest ? nullptr : &P_y);
 }
 
 template <class T>

@@ -610,6 +610,7 @@ general_conv<T>::general_conv(conv_kind kind, std::size_t spatial_dims, const ca
         .require(*P_x.world_comm());
     auto spec = normalize_conv_options(layer, spatial_dims, in_channels, out_channels, options);
     require_conv_partitions(kind, layer, spatial_dims, P_x, P_y, P_w);
+    this->set_partitions(&P_x, &P_y);
     state_ = std::unique_ptr<state>(new state(kind, layer, std::move(spec), P_x, P_y, P_w));
     state_->build(P_x, P_y, P_w);
     state_->relayout_by_data = !state_->spec.input_shape && state_->x_status_travels;

@@ -56,6 +56,7 @@ flatten<T>::flatten(const cartesian_partition& P_x, const cartesian_partition& P
                       name << ": P_y must be on the workers of P_x in the same order (Flatten moves no data): P_x on "
                            << "world ranks " << format_list(P_x.members()) << ", P_y on "
                            << format_list(P_y.members()));
+    this->set_partitions(&P_x, &P_y);
 }
 
 template <class T>

@@ -164,6 +164,7 @@ distributed_linear<T>::distributed_linear(const cartesian_partition& P_x, const 
         .number("seed", options.seed)
         .require(*P_x.world_comm());
     require_linear_partitions(P_x, P_y, P_W);
+    this->set_partitions(&P_x, &P_y);
     const std::size_t P_fo = P_W.shape()[0], P_fi = P_W.shape()[1];
     // Both primitives check their partition rules and the element type on every worker.
     broadcast_x_ = std::make_unique<broadcast<T>>(P_x, P_W);

@@ -9,7 +9,9 @@ namespace distdl {
 template <class T>
 distributed_avg_pool<T>::distributed_avg_pool(const cartesian_partition& P_x,
                                               pool_options options)
-    : window_("AvgPool", P_x, options, false), kernel_(window_.local_geometry()) {}
+    : window_("AvgPool", P_x, options, false), kernel_(window_.local_geometry()) {
+    this->set_partitions(&P_x, &P_x);
+}
 
 template <class T>
 distributed_avg_pool<T>::~distributed_avg_pool() = default;

@@ -9,7 +9,9 @@ namespace distdl {
 template <class T>
 distributed_max_pool<T>::distributed_max_pool(const cartesian_partition& P_x,
                                               pool_options options)
-    : window_("MaxPool", P_x, options, true), kernel_(window_.local_geometry()) {}
+    : window_("MaxPool", P_x, options, true), kernel_(window_.local_geometry()) {
+    this->set_partitions(&P_x, &P_x);
+}
 
 template <class T>
 distributed_max_pool<T>::~distributed_max_pool() = default;

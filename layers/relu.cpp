@@ -30,6 +30,7 @@ template <class T>
 relu<T>::relu(const cartesian_partition& P_x) : state_(std::make_unique<state>(P_x)) {
     detail::argument_agreement(name).element_type(dtype_of<T>()).list("P_x shape", P_x.shape()).require(
         *P_x.world_comm());
+    this->set_partitions(&P_x, &P_x);
 }
 
 template <class T>

@@ -4,9 +4,30 @@
 #include <exception>
 #include <string>
 
+#include "core/detail/argument_agreement.hpp"
 #include "core/error.hpp"
 
 namespace distdl {
+
+namespace {
+
+// Why a module cannot read what the one before it leaves, as the end of a sentence about the
+// module (empty: it can, or one of them does not say, or a partition names no members on this
+// worker: a per-team one outside its team).
+std::string link_problem(const cartesian_partition* left, const cartesian_partition* read) {
+    auto known = [](const cartesian_partition* p) { return p && p->members().size() == volume(p->shape()); };
+    if (!known(left) || !known(read) || left->world_comm() != read->world_comm()) return {};
+    shape_t a = left->shape(), b = read->shape();
+    if (a.size() < b.size()) a.insert(a.begin(), b.size() - a.size(), 1);
+    if (b.size() < a.size()) b.insert(b.begin(), a.size() - b.size(), 1);
+    if (a == b && left->members() == read->members()) return {};
+    return " takes its input on a partition of shape " + format_list(read->shape()) + " over world ranks " +
+           detail::format_rank_set(read->members()) + ", but the module before it leaves its output on one of shape " +
+           format_list(left->shape()) + " over world ranks " + detail::format_rank_set(left->members()) +
+           ": its workers would read other blocks than they hold (a Repartition between them moves the data)";
+}
+
+}  // namespace
 
 template <class T>
 sequential<T>::sequential(std::vector<std::unique_ptr<module<T>>> modules) {
@@ -16,6 +37,8 @@ sequential<T>::sequential(std::vector<std::unique_ptr<module<T>>> modules) {
 template <class T>
 module<T>& sequential<T>::append(std::unique_ptr<module<T>> m) {
     DISTDL_REQUIRE(m != nullptr, "sequential: module " << modules_.size() << " is null");
+    link_problems_.push_back(modules_.empty() ? std::string()
+                                              : link_problem(modules_.back()->output_partition(), m->input_partition()));
     modules_.push_back(std::move(m));
     activations_.resize(modules_.size());
     gradients_.resize(modules_.size());
@@ -30,6 +53,16 @@ std::vector<parameter<T>*> sequential<T>::parameters() {
         all.insert(all.end(), mine.begin(), mine.end());
     }
     return all;
+}
+
+template <class T>
+const cartesian_partition* sequential<T>::input_partition() const {
+    return modules_.empty() ? nullptr : modules_.front()->input_partition();
+}
+
+template <class T>
+const cartesian_partition* sequential<T>::output_partition() const {
+    return modules_.empty() ? nullptr : modules_.back()->output_partition();
 }
 
 template <class T>
@@ -71,6 +104,10 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
     for (std::size_t step = 0; step < n; ++step) {
         const std::size_t i = adjoint ? n - 1 - step : step;
         tensor<T>& result = step + 1 == n ? out : adjoint ? gradients_[i] : activations_[i];
+        const std::string& link = link_problems_[adjoint ? i + 1 : i];
+        if (step > 0 && !failure && !link.empty())  // the module then refuses the mark like a failure's
+            failure = std::make_exception_ptr(invalid_argument("sequential: module [" + std::to_string(adjoint ? i + 1 : i) +
+                                                               "] of " + std::to_string(n) + link));
         try {
             if (adjoint) modules_[i]->adjoint(failure ? failure_mark_ : *arg, result);
             else modules_[i]->forward(failure ? failure_mark_ : *arg, result);

@@ -1,7 +1,12 @@
 #pragma once
 // A chain of modules: y = F_n(...F_2(F_1(x))), adjoint dx = F_1*(F_2*(...F_n*(dy))) (reverse
 // order), parameters() the concatenation of every module's, in order. Each module's output
-// partition must be the next one's input partition; the modules check their pieces.
+// partition must be the next one's input partition; the modules check their pieces, and the
+// chain checks the partitions where both modules say them (module::input_partition): the same
+// workers in the same order on the same grid (a shorter grid padded on the left with ones, as
+// Broadcast and SumReduce read theirs). Pieces of the right shape on workers in another order
+// would otherwise be read as other blocks: such a link fails the call as a refusal does (below),
+// with the two partitions named.
 // The container owns its modules and keeps the intermediate tensors between calls, so a
 // steady-state loop reuses their storage. An empty chain is the identity (a copy).
 // Construction is collective like any layer's: every worker appends the same modules in
@@ -18,6 +23,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -46,6 +52,8 @@ class sequential : public module<T> {
     module<T>& operator[](std::size_t i) { return *modules_.at(i); }
 
     std::vector<parameter<T>*> parameters() override;
+    const cartesian_partition* input_partition() const override;
+    const cartesian_partition* output_partition() const override;
     // Sets every gradient of every module to zero (adjoint accumulates into them).
     void zero_grad();
 
@@ -58,6 +66,7 @@ class sequential : public module<T> {
     void run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint);
 
     std::vector<std::unique_ptr<module<T>>> modules_;
+    std::vector<std::string> link_problems_;  // per module: why it cannot read the previous one's output
     std::vector<tensor<T>> activations_;  // output of module i, i < size-1
     std::vector<tensor<T>> gradients_;    // adjoint output of module i, 0 < i
     const tensor<T> failure_mark_ = tensor<T>(shape_t{}, std::numeric_limits<T>::quiet_NaN());

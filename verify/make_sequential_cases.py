@@ -14,7 +14,8 @@ and reordered workers, empty pieces, batch 0, halos wider than a piece, layers w
 world sizes 4 to 17 (and a classifier on 256 in cases/scale), float32 and float64; and refusals
 found while the chain is built (a stage's channels or kernel against what the stage before it
 gives) and at the first forward (a stage's input partition that is not the one before's output
-partition), and a Flatten given a partition that splits the image.
+partition: other workers, or the same workers in another order), and a Flatten given a partition
+that splits the image.
 """
 import os
 import sys
@@ -184,12 +185,19 @@ def refusal_cases():
                [pool("MaxPool2d", "P_a", 4), conv("FeatureConv2d", "P_a", 2, 2, 3)], [1, 2, 8, 8],
                expect="kernel does not fit input_shape")
     sequential("missing_repartition_refused", "A channel convolution's input partition is not the partition the "
-               "feature convolution before it leaves its output on: its pieces do not fit", 4,
+               "feature convolution before it leaves its output on: the chain names both", 4,
                {"P_a": (rng(0, 4), [1, 1, 2, 2]), "P_b": ([0, 1], [1, 2, 1, 1]), "P_c": ([2, 3], [1, 2, 1, 1]),
                 "P_w": (rng(0, 4), [2, 2, 1, 1])},
                [conv("FeatureConv2d", "P_a", 2, 4, 3, padding=1), conv("ChannelConv2d", "P_b", 4, 2, 3, "P_c", "P_w")],
-               [2, 2, 6, 6], expect="ChannelConv2d: x on P_x worker 0 (world rank 0) has shape [2,4,3,3], "
-               "expected [2,2,6,6] (its piece of input_shape [2,4,6,6])")
+               [2, 2, 6, 6], expect="sequential: module [1] of 2 takes its input on a partition of shape [1,2,1,1] "
+               "over world ranks [0,1], but the module before it leaves its output on one of shape [1,1,2,2] over "
+               "world ranks [0-3]")
+    sequential("workers_reordered_refused", "A max pooling on the workers of the convolution before it in another "
+               "order: every piece has the right shape, but would be read as another block", 4,
+               {"P_a": (rng(0, 4), [1, 1, 4]), "P_r": ([3, 2, 1, 0], [1, 1, 4])},
+               [conv("FeatureConv1d", "P_a", 2, 2, 3, padding=1), pool("MaxPool1d", "P_r", 2)], [1, 2, 16],
+               expect="sequential: module [1] of 2 takes its input on a partition of shape [1,1,4] over world ranks "
+               "[3,2,1,0], but the module before it leaves its output on one of shape [1,1,4] over world ranks [0-3]")
     sequential("flatten_split_image_refused", "Flatten straight after a convolution on 2 x 2, without the "
                "Repartition that gathers the images", 4,
                {"P_a": (rng(0, 4), [1, 1, 2, 2]), "P_f": (rng(0, 4), [1, 4])},

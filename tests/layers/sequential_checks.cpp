@@ -150,3 +150,28 @@ DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
                    "sequential: module [1] of 3 delivered the mark of a failure in forward");
     DCHECK_EQ(distdl::shape_of(spread.forward(on_0({2, 4}))), in ? (shape_t{2, 3}) : (shape_t{0}));
 }
+
+// A module whose input partition is not where the module before it leaves its output: here the
+// same workers in the other order, so every piece has the right shape and would be read as the
+// other block. Every worker that holds the chain sees it and refuses, naming both partitions; a
+// grid padded on the left with ones (as Broadcast reads its P_x) is the same partition.
+DISTDL_CHECK(sequential_refuses_links_that_do_not_fit, world_size >= 2) {
+    const int me = world->rank();
+    const bool in = me < 2;
+    const auto P_0 = make_partition(world, {0}, {1, 1});
+    const auto P_01 = make_partition(world, {0, 1}, {1, 2});
+    const auto P_10 = make_partition(world, {1, 0}, {1, 2});
+    sequential<double> net;
+    net.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
+    net.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
+    const tensor<double> x = me == 0 ? random_tensor<double>({3, 4}, 9) : distdl::zero_volume<double>();
+    DCHECK_THROWS(net.forward(x), distdl::invalid_argument,
+                  "sequential: module [1] of 2 takes its input on a partition of shape [1,2] over world ranks [1,0], "
+                  "but the module before it leaves its output on one of shape [1,2] over world ranks [0,1]");
+
+    // Linear on worker 0 leaves y on [1,1]; a Broadcast from [1] on worker 0 reads it there.
+    sequential<double> spread;
+    spread.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3);
+    spread.emplace<distdl::broadcast<double>>(make_partition(world, {0}, {1}), P_01);
+    DCHECK_EQ(distdl::shape_of(spread.forward(x)), in ? (shape_t{3, 3}) : (shape_t{0}));
+}
