@@ -195,10 +195,10 @@ DISTDL_CHECK(conv_refuses_bad_pieces_everywhere, world_size == 5 || world_size =
         DCHECK_THROWS(call(), distdl::invalid_argument, text);
     };
     expect([&] { layer.adjoint(piece(1, own)); }, "FeatureConv1d: adjoint() needs a successful forward() first");
-    // Worker 2 holds 4 elements instead of 3: not a balanced split.
+    // Worker 2 holds 4 elements instead of 3: [4, 3, 4, 3] is off the split of 13 there.
     expect([&] { layer.forward(piece(2, me == 2 ? 4 : own)); },
-           "FeatureConv1d: x on P_x worker 1 (world rank 1) has shape [2,2,3], but the pieces along spatial dimension 0 "
-           "are not the balanced split of 14 over 4 (expected extent 4)");
+           "FeatureConv1d: x on P_x worker 2 (world rank 2) has shape [2,2,4], but the pieces along spatial dimension 0 "
+           "are not the balanced split of 13 over 4 (expected extent 3)");
     // Worker 1 holds another batch.
     expect([&] { layer.forward(piece(me == 1 ? 3 : 2, own)); },
            "FeatureConv1d: x on P_x worker 1 (world rank 1) has batch 3, expected 2");

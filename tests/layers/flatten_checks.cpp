@@ -51,9 +51,10 @@ DISTDL_CHECK(flatten_batch_split_calls, world_size >= 3) {
     DCHECK_THROWS(layer.forward(me == 1 ? bad : x_piece, y), distdl::invalid_argument,
                   "Flatten: x on P_x worker 1 (world rank 1) has shape [2,2,3,3], but the pieces along dimension 3 "
                   "are not the balanced split");
-    // A batch that is not the balanced split of its 7 samples: 2, 2, 3 (balanced: 3, 2, 2).
+    // A batch that is not a balanced split: 2, 2, 3 (of 6, worker 2 is off; of 7, two would be).
     DCHECK_THROWS(layer.forward(first_samples(x, me == 2 ? 3 : 2), y), distdl::invalid_argument,
-                  "are not the balanced split of 7 over 3");
+                  "Flatten: x on P_x worker 2 (world rank 2) has shape [3,2,3,2], but the pieces along dimension 0 "
+                  "are not the balanced split of 6 over 3 (expected extent 2)");
     // The failed forward left no forward behind.
     DCHECK_THROWS(layer.adjoint(tensor<double>(shape_t{2, 12}), dx), distdl::invalid_argument,
                   "Flatten: adjoint() needs a successful forward() first");

@@ -214,10 +214,10 @@ DISTDL_CHECK(pool_refuses_pieces_of_no_balanced_split, world_size >= 3) {
             return in ? tensor<double>(xt::ones<double>(shape_t{1, channels, length})) : distdl::zero_volume<double>();
         };
         if (in) {
-            // [4, 5, 4]: 13 would split as [5, 4, 4].
+            // [4, 5, 4]: worker 1 is off the split of 12 (13 would split as [5, 4, 4], two off).
             DCHECK_THROWS(layer.forward(world->rank() == 1 ? piece(5) : piece(4)), distdl::invalid_argument,
-                          "AvgPool1d: x on P_x worker 0 (world rank 0) has shape [1,2,4], but the pieces along dimension 2 "
-                          "are not the balanced split of 13 over 3 (expected extent 5)");
+                          "AvgPool1d: x on P_x worker 1 (world rank 1) has shape [1,2,5], but the pieces along dimension 2 "
+                          "are not the balanced split of 12 over 3 (expected extent 4)");
             DCHECK_THROWS(layer.forward(piece(4, world->rank() == 2 ? 3 : 2)), distdl::invalid_argument,
                           "has shape [1,3,4], but the pieces along dimension 1");
             DCHECK_THROWS(layer.forward(world->rank() == 0 ? tensor<double>(xt::ones<double>(shape_t{2, 4})) : piece(4)),

@@ -1,0 +1,63 @@
+// detail::check_balanced_split: the length pieces along one grid dimension are the balanced split
+// of, and the worker named when they are not (the one whose piece differs).
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "layers/detail/balanced_split.hpp"
+
+namespace {
+
+using distdl::shape_t;
+using distdl::detail::check_balanced_split;
+
+distdl::detail::split_along along_line(const std::vector<std::size_t>& extents) {
+    return check_balanced_split(shape_t{extents.size()}, 0, [&](std::size_t w) { return extents[w]; });
+}
+
+TEST(balanced_split, balanced_pieces_give_their_sum) {
+    for (const auto& line : std::vector<std::vector<std::size_t>>{{3, 2, 2, 2}, {2, 2, 2, 1}, {0, 0, 0}, {1, 0, 0}, {5}}) {
+        const auto s = along_line(line);
+        EXPECT_TRUE(s.balanced());
+        std::size_t sum = 0;
+        for (auto e : line) sum += e;
+        EXPECT_EQ(s.length, sum);
+    }
+}
+
+TEST(balanced_split, names_the_worker_whose_piece_differs) {
+    struct expectation {
+        std::vector<std::size_t> line;
+        std::size_t length, off, want;
+    };
+    for (const auto& e : std::vector<expectation>{{{2, 2, 3, 2}, 8, 2, 2},   // the sum 9 would blame worker 0
+                                                  {{2, 3, 2, 2}, 8, 1, 2},
+                                                  {{2, 2, 2, 5}, 8, 3, 2},
+                                                  {{0, 0, 5, 0}, 0, 2, 0},
+                                                  {{3, 3, 1, 3}, 12, 2, 3},
+                                                  {{2, 2, 3, 3}, 8, 2, 2}}) {  // 8 and 12 tie: the smaller
+        const auto s = along_line(e.line);
+        EXPECT_EQ(s.length, e.length);
+        EXPECT_EQ(s.off, e.off);
+        EXPECT_EQ(s.want, e.want);
+    }
+}
+
+// A 2 x 3 grid along dimension 1: the line is row 0; a worker of row 1 off it is named.
+TEST(balanced_split, checks_every_worker_against_the_first_line) {
+    const std::vector<std::size_t> extents{3, 3, 2, 3, 3, 3};  // row-major: worker 5 should have 2
+    const auto s = check_balanced_split(shape_t{2, 3}, 1, [&](std::size_t w) { return extents[w]; });
+    EXPECT_EQ(s.length, 8u);
+    EXPECT_EQ(s.off, 5u);
+    EXPECT_EQ(s.want, 2u);
+}
+
+// Extents near the top of size_t (zero-volume pieces may have them): no candidate length wraps
+// into a split they would match.
+TEST(balanced_split, huge_extents_are_not_balanced) {
+    const std::size_t big = std::numeric_limits<std::size_t>::max() / 2;
+    EXPECT_FALSE(along_line({big, big, 1, big}).balanced());
+    EXPECT_FALSE(along_line({big + 1, big + 1}).balanced());  // the sum wraps to 0
+}
+
+}  // namespace
