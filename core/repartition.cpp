@@ -181,11 +181,6 @@ void repartition<T>::state::build_plan(const std::vector<std::vector<std::size_t
         for (std::size_t i = 0; i < px[d]; ++i) offset[d][i + 1] = offset[d][i] + extents[d][i];
         global_shape[d] = offset[d][px[d]];
     }
-    for (std::size_t d = 0; d < dim; ++d)
-        DISTDL_REQUIRE(!(global_shape[d] == 1 && py[d] > 1),
-                       describe() << ": global tensor shape " << format_list(global_shape)
-                                  << " has extent 1 in dimension " << d << ", which cannot be split over "
-                                  << py[d] << " workers of P_y");
 
     const auto x_box = [&](int r) {
         const shape_t c = unravel_index(static_cast<std::size_t>(r), px);

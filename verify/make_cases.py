@@ -309,12 +309,11 @@ def repartition_cases():
     case(f, "refuse_tensor_rank_mismatch", "A 1-D tensor on 2-D partitions (every worker takes part)",
          L, 2, {"P_x": (rng(0, 2), [2, 1]), "P_y": (rng(0, 2), [1, 2])}, [6],
          expect=refuse("the tensor must have rank 2"))
-    case(f, "refuse_size1_dimension_split", "A size-1 tensor dimension cannot be split by P_y",
-         L, 2, {"P_x": (rng(0, 2), [1, 2]), "P_y": (rng(0, 2), [2, 1])}, [1, 6],
-         expect=refuse("has extent 1 in dimension 0, which cannot be split over 2 workers of P_y"))
-    case(f, "refuse_size1_dimension_split_3d", "Size-1 middle dimension split over 3 (every worker takes part)",
-         L, 3, {"P_x": (rng(0, 3), [3, 1, 1]), "P_y": (rng(0, 3), [1, 3, 1])}, [6, 1, 2],
-         expect=refuse("has extent 1 in dimension 1, which cannot be split over 3 workers of P_y"))
+    case(f, "size1_dimension_split", "A size-1 tensor dimension split by P_y: pieces of extent 1 and 0 (a "
+         "batch of 1 on a partition that splits the batch)", L, 2,
+         {"P_x": (rng(0, 2), [1, 2]), "P_y": (rng(0, 2), [2, 1])}, [1, 6])
+    case(f, "size1_dimension_split_3d", "Size-1 middle dimension split over 3 (every worker takes part)",
+         L, 3, {"P_x": (rng(0, 3), [3, 1, 1]), "P_y": (rng(0, 3), [1, 3, 1])}, [6, 1, 2])
 
 
 # --------------------------------------------------------------------------------- scale
