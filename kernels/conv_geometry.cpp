@@ -1,28 +1,20 @@
 #include "kernels/conv_geometry.hpp"
 
+#include <string>
+
+#include "core/per_dimension.hpp"
+
 namespace distdl::kernels {
-
-namespace {
-
-std::vector<std::size_t> expand(const std::vector<std::size_t>& v, std::size_t dims, std::size_t fallback,
-                                const char* what) {
-    if (v.empty()) return std::vector<std::size_t>(dims, fallback);
-    if (v.size() == 1) return std::vector<std::size_t>(dims, v[0]);
-    DISTDL_REQUIRE(v.size() == dims, "kernels::convolution: " << what << " " << format_list(v) << " has " << v.size()
-                                                              << " entries, expected 1 or " << dims);
-    return v;
-}
-
-}  // namespace
 
 conv_geometry normalized(const conv_geometry& g) {
     const std::size_t dims = g.kernel_size.size();
     DISTDL_REQUIRE(dims >= 1 && dims <= 3, "kernels::convolution: kernel_size " << format_list(g.kernel_size)
                                                                                 << " must have 1, 2 or 3 entries");
     conv_geometry out = g;
-    out.stride = expand(g.stride, dims, 1, "stride");
-    out.padding = expand(g.padding, dims, 0, "padding");
-    out.dilation = expand(g.dilation, dims, 1, "dilation");
+    const std::string owner = "kernels::convolution";
+    out.stride = per_dimension(g.stride, dims, std::vector<std::size_t>(dims, 1), owner, "stride");
+    out.padding = per_dimension(g.padding, dims, std::vector<std::size_t>(dims, 0), owner, "padding");
+    out.dilation = per_dimension(g.dilation, dims, std::vector<std::size_t>(dims, 1), owner, "dilation");
     for (std::size_t e = 0; e < dims; ++e)
         DISTDL_REQUIRE(out.kernel_size[e] >= 1 && out.stride[e] >= 1 && out.dilation[e] >= 1,
                        "kernels::convolution: kernel_size " << format_list(out.kernel_size) << ", stride "

@@ -7,18 +7,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/per_dimension.hpp"
+
 namespace distdl::kernels {
 
 namespace {
-
-std::vector<std::size_t> expand(const std::vector<std::size_t>& v, std::size_t dims,
-                                const std::vector<std::size_t>& fallback, const char* what, const char* layer) {
-    if (v.empty()) return fallback;
-    if (v.size() == 1) return std::vector<std::size_t>(dims, v[0]);
-    DISTDL_REQUIRE(v.size() == dims, layer << ": " << what << " " << format_list(v) << " has " << v.size()
-                                           << " entries, expected 1 or " << dims);
-    return v;
-}
 
 pool_geometry normalize(const pool_geometry& g, const char* layer, bool dilation_allowed) {
     const std::size_t dims = g.kernel_size.size();
@@ -26,9 +19,9 @@ pool_geometry normalize(const pool_geometry& g, const char* layer, bool dilation
                    layer << ": kernel_size " << format_list(g.kernel_size) << " must have 1, 2 or 3 entries");
     pool_geometry out;
     out.kernel_size = g.kernel_size;
-    out.stride = expand(g.stride, dims, g.kernel_size, "stride", layer);
-    out.padding = expand(g.padding, dims, std::vector<std::size_t>(dims, 0), "padding", layer);
-    out.dilation = expand(g.dilation, dims, std::vector<std::size_t>(dims, 1), "dilation", layer);
+    out.stride = per_dimension(g.stride, dims, g.kernel_size, layer, "stride");
+    out.padding = per_dimension(g.padding, dims, std::vector<std::size_t>(dims, 0), layer, "padding");
+    out.dilation = per_dimension(g.dilation, dims, std::vector<std::size_t>(dims, 1), layer, "dilation");
     for (std::size_t e = 0; e < dims; ++e) {
         DISTDL_REQUIRE(out.kernel_size[e] >= 1 && out.stride[e] >= 1 && out.dilation[e] >= 1,
                        layer << ": kernel_size " << format_list(out.kernel_size) << ", stride "

@@ -3,6 +3,7 @@
 #include "core/checked_arithmetic.hpp"
 #include "core/error.hpp"
 #include "core/halo_exchange.hpp"
+#include "core/per_dimension.hpp"
 
 namespace distdl {
 
@@ -12,12 +13,7 @@ std::vector<std::size_t> expand(const std::string& layer, const std::vector<std:
                                 std::size_t fallback, const char* what, bool required) {
     DISTDL_REQUIRE(!(required && values.empty()), layer << ": " << what << " must be given (one entry per spatial "
                                                         << "dimension, or one for all)");
-    if (values.empty()) return std::vector<std::size_t>(dims, fallback);
-    if (values.size() == 1) return std::vector<std::size_t>(dims, values[0]);
-    DISTDL_REQUIRE(values.size() == dims, layer << ": " << what << " " << format_list(values) << " has "
-                                                << values.size() << " entries, expected 1 or " << dims
-                                                << " (one per spatial dimension)");
-    return values;
+    return per_dimension(values, dims, std::vector<std::size_t>(dims, fallback), layer, what);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
+#include "core/per_dimension.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/box_copy.hpp"
 #include "core/detail/box_exchange.hpp"
@@ -27,18 +28,6 @@ using signed_index = std::int64_t;
 // Message tags of the rim exchange (HaloExchange uses 11/12, Repartition 1/2).
 constexpr int forward_tag = 21;
 constexpr int adjoint_tag = 22;
-
-// One entry per spatial dimension: `values` as given, a single value repeated, or `fallback`.
-std::vector<std::size_t> per_spatial(const std::vector<std::size_t>& values, std::size_t dims,
-                                     const std::vector<std::size_t>& fallback, const char* what,
-                                     const std::string& name) {
-    if (values.empty()) return fallback;
-    if (values.size() == 1) return std::vector<std::size_t>(dims, values[0]);
-    DISTDL_REQUIRE(values.size() == dims, name << ": " << what << " " << format_list(values) << " has "
-                                               << values.size() << " entries, expected 1 or " << dims
-                                               << " (one per spatial dimension)");
-    return values;
-}
 
 // Along one tensor dimension of length n split over `parts` workers: worker i's piece
 // [g0, g1), its output block [a, b) (balanced split of the output), and the window of the
@@ -158,10 +147,10 @@ pool_window<T>::pool_window(const char* kind, const cartesian_partition& P_x, co
                             << " dimensions, expected " << rank << " (one per dimension of the input"
                             << (given ? " " + format_list(*given) : std::string()) << ", e.g. 1 × 1 × P_d…)");
     DISTDL_REQUIRE(!options.kernel_size.empty(), name_ << ": kernel_size is required");
-    k_ = per_spatial(options.kernel_size, dims_, {}, "kernel_size", name_);
-    s_ = per_spatial(options.stride, dims_, k_, "stride", name_);
-    p_ = per_spatial(options.padding, dims_, std::vector<std::size_t>(dims_, 0), "padding", name_);
-    d_ = per_spatial(options.dilation, dims_, std::vector<std::size_t>(dims_, 1), "dilation", name_);
+    k_ = per_dimension(options.kernel_size, dims_, {}, name_, "kernel_size");
+    s_ = per_dimension(options.stride, dims_, k_, name_, "stride");
+    p_ = per_dimension(options.padding, dims_, std::vector<std::size_t>(dims_, 0), name_, "padding");
+    d_ = per_dimension(options.dilation, dims_, std::vector<std::size_t>(dims_, 1), name_, "dilation");
     for (std::size_t e = 0; e < dims_; ++e)
         DISTDL_REQUIRE(k_[e] >= 1 && s_[e] >= 1 && d_[e] >= 1,
                        name_ << ": kernel_size " << format_list(k_) << ", stride " << format_list(s_)

@@ -19,8 +19,10 @@ inline per_dim expand_per_dim(const per_dim& values, std::size_t dims, const per
     if (values.empty()) return fallback;
     if (values.size() == 1) return per_dim(dims, values[0]);
     DISTDL_REQUIRE(values.size() == dims, layer << ": " << what << " " << format_list(values) << " has "
-                                                << values.size() << " entries, expected 1 or " << dims
-                                                << " (one per spatial dimension)");
+                                                << values.size() << " entries, expected "
+                                                << (dims == 1 ? std::string("1 (one spatial dimension)")
+                                                              : "1 or " + std::to_string(dims) +
+                                                                    " (one per spatial dimension)"));
     return values;
 }
 

@@ -123,7 +123,7 @@ DISTDL_CHECK(pool_refuses_bad_configurations, world_size >= 2) {
     DCHECK_THROWS(distributed_max_pool<float>(P_x2d, shaped({1, 1, 8}, {.kernel_size = {2}})), distdl::partition_error,
                   "MaxPool1d: P_x shape [1,2] has 2 dimensions, expected 3");
     DCHECK_THROWS(distributed_max_pool<double>(P_x, shaped({1, 1, 8}, {.kernel_size = {2, 2}})), distdl::invalid_argument,
-                  "MaxPool1d: kernel_size [2,2] has 2 entries, expected 1 or 1");
+                  "MaxPool1d: kernel_size [2,2] has 2 entries, expected 1 (one spatial dimension)");
     DCHECK_THROWS(distributed_avg_pool<double>(P_x, shaped({1, 1, 8}, {.kernel_size = {2}, .spatial_dims = 2})),
                   distdl::invalid_argument, "AvgPool2d: global input shape [1,1,8] must be N");
     DCHECK_THROWS(distributed_max_pool<double>(P_x, shaped({1, 1, 8}, {})), distdl::invalid_argument,
