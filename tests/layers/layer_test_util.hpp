@@ -73,4 +73,29 @@ void check_piece_of(const tensor<T>& got, const tensor<T>& global, const shape_t
     else DCHECK_EQ(got.size(), std::size_t(0));
 }
 
+// Parameter `index` of `layer` (its value, or with `is_grad` its gradient) given the shape `odd`
+// on the worker that is `owner`, for one call: `call` is refused with `text` on every worker of
+// the layer (`in_layer`; elsewhere it returns); then the tensor is put back, and no gradient has
+// changed.
+template <class Layer, class Call>
+void expect_spoilt_parameter_refused(Layer& layer, bool owner, std::size_t index, bool is_grad, const shape_t& odd,
+                                     bool in_layer, Call&& call, const std::string& text) {
+    using T = typename std::remove_reference_t<decltype(layer.parameters().front()->value)>::value_type;
+    std::vector<tensor<T>> before;
+    for (auto* p : layer.parameters()) before.push_back(p->grad);
+    tensor<T>* spoilt = nullptr;
+    tensor<T> kept;
+    if (owner) {
+        auto* p = layer.parameters().at(index);
+        spoilt = is_grad ? &p->grad : &p->value;
+        kept = *spoilt;
+        *spoilt = xt::zeros<T>(odd);
+    }
+    if (in_layer) DCHECK_THROWS(call(), invalid_argument, text);
+    else call();
+    if (spoilt) *spoilt = kept;
+    const auto params = layer.parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) DCHECK(same_bits(params[i]->grad, before[i]));
+}
+
 }  // namespace distdl::testing

@@ -143,19 +143,15 @@ void parameter_shape_sequence(const std::shared_ptr<distdl::communicator>& world
             for (const bool is_grad : {false, true}) {
                 const std::string name = is_bias ? "bias" : "weight", block = is_bias ? "[2]" : "[2,3]";
                 const shape_t odd = is_grad ? shape_t{7} : is_bias ? shape_t{1, 2} : shape_t{1, 6};
-                tensor<double>* spoilt = nullptr;
-                tensor<double> kept;
-                if (world->rank() == owner) {
-                    auto* p = layer.parameters().at(is_bias ? 1 : 0);
-                    spoilt = is_grad ? &p->grad : &p->value;
-                    kept = *spoilt;
-                    *spoilt = is_grad ? tensor<double>(xt::zeros<double>(odd)) : tensor<double>(xt::reshape_view(kept, odd));
-                }
                 const std::string text = std::string("Linear: ") + (is_grad ? "the gradient of " : "") + name + worker +
                                          " has shape " + distdl::format_list(odd) + ", expected " + block;
-                if (is_grad) expect_refused(l.in_layer, [&] { layer.adjoint(dy, dx); }, text);
-                else expect_refused(l.in_layer, [&] { layer.forward(x, y); }, text);
-                if (spoilt) *spoilt = kept;
+                distdl::testing::expect_spoilt_parameter_refused(
+                    layer, world->rank() == owner, is_bias ? 1 : 0, is_grad, odd, l.in_layer,
+                    [&] {
+                        if (is_grad) layer.adjoint(dy, dx);
+                        else layer.forward(x, y);
+                    },
+                    text);
                 layer.forward(x, y);
                 layer.adjoint(dy, dx);
                 DCHECK_EQ(distdl::shape_of(dx), l.P_x.active() ? (shape_t{2, 3}) : (shape_t{0}));
