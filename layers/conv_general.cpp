@@ -690,7 +690,8 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
             if (!st.kernel_keeps_x) st.share_x->forward(*window, st.x_piece);
             if (!st.kernel_keeps_x || st.share_x->forward_unless_own(*window, st.x_piece)) xin = &st.x_piece;
         } catch (const invalid_argument&) {
-            upstream_refused = true;  // a spoilt broadcast
+            if (!st.params_travel_forward) throw;
+            upstream_refused = true;  // spoilt by a worker that knows of a wrong parameter shape
             xin = &st.marker;
         }
     }
