@@ -36,6 +36,20 @@ bool members_within(const partition& p, std::initializer_list<const partition*> 
     return std::all_of(p.members().begin(), p.members().end(), [&](int r) { return in[std::size_t(r)] != 0; });
 }
 
+// Whether every worker of both P_x and P_w has the same input-channel block and spatial position
+// in both (a P_x worker sends its window only to the P_w workers at its own position).
+bool positions_agree(const cartesian_partition& px, const cartesian_partition& pw) {
+    std::vector<int> in_w(static_cast<std::size_t>(pw.world_comm()->size()), -1);
+    for (std::size_t k = 0; k < pw.members().size(); ++k) in_w[static_cast<std::size_t>(pw.members()[k])] = int(k);
+    for (std::size_t k = 0; k < px.members().size(); ++k) {
+        const int w = in_w[static_cast<std::size_t>(px.members()[k])];
+        if (w < 0) continue;
+        const shape_t at_x = px.cartesian_index(int(k)), at_w = pw.cartesian_index(w);
+        if (!std::equal(at_x.begin() + 1, at_x.end(), at_w.begin() + 1)) return false;
+    }
+    return true;
+}
+
 shape_record record_of(const shape_t& shape) {
     shape_record r{};
     r[0] = shape.size();
@@ -225,12 +239,14 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     // broadcast (or it is that row, without a halo); they spoil the window broadcasts of input
     // channel ci, so every co has a worker that knows; their marked terms spoil every sum into
     // P_y. So all of P_w and P_y learn it, and the P_x workers of channel ci; the others only when
-    // they are among those. Adjoint: its row of (co, spatial index 0) learns it from the dy
+    // they are among those. A worker can spoil the broadcast it receives only as its sender or a
+    // receiver alone: not when it sends another position's window (positions_agree). Adjoint: its row of (co, spatial index 0) learns it from the dy
     // broadcast, spoils the window-gradient sums of every ci (all of P_w at spatial index 0 and
     // the P_x workers there learn it), the halo exchange tells every P_x worker and the gradient
     // sums to the owners every P_w worker; the P_y workers of other rows learn it only when they
     // are among those.
-    params_travel_forward = x_identity || P_ci == 1 || members_within(px, {&pw, &py});
+    params_travel_forward =
+        positions_agree(px, pw) && (x_identity || P_ci == 1 || members_within(px, {&pw, &py}));
     params_travel_adjoint = py.size() == 1 || members_within(py, {&pw, &px});
 
     if (!pw.active()) return;

@@ -28,6 +28,7 @@ struct flatten<T>::state {
     cartesian_partition P_x;
     bool forward_done = false;
     shape_t x_shape, y_shape;  // this worker's pieces at the last forward
+    bool shapes_known = false;  // x_shape holds one (an empty x_shape is also a 0-d piece's)
 };
 
 template <class T>
@@ -74,7 +75,7 @@ void flatten<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
                             << format_list(piece) << ", expected " << st.P_x.dim()
                             << " dimensions (the batch, then the features, as P_x " << format_list(st.P_x.shape())
                             << ")");
-    } else if (detail::agree_on_call(*st.P_x.comm(), {}, piece != st.x_shape)) {
+    } else if (detail::agree_on_call(*st.P_x.comm(), {}, !st.shapes_known || piece != st.x_shape)) {
         // A piece changed somewhere: every worker judges all the pieces' shapes alike.
         shape_t global;
         const std::string problem = agree_on_piece_layout(
@@ -82,6 +83,7 @@ void flatten<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
         DISTDL_REQUIRE(problem.empty(), problem);
     }
     st.x_shape = piece;
+    st.shapes_known = true;
     std::size_t features = 1;
     for (std::size_t d = 1; d < piece.size(); ++d) features *= piece[d];
     st.y_shape = {piece[0], features};

@@ -104,10 +104,10 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
     for (std::size_t step = 0; step < n; ++step) {
         const std::size_t i = adjoint ? n - 1 - step : step;
         tensor<T>& result = step + 1 == n ? out : adjoint ? gradients_[i] : activations_[i];
-        const std::string& link = link_problems_[adjoint ? i + 1 : i];
-        if (step > 0 && !failure && !link.empty())  // the module then refuses the mark like a failure's
-            failure = std::make_exception_ptr(invalid_argument("sequential: module [" + std::to_string(adjoint ? i + 1 : i) +
-                                                               "] of " + std::to_string(n) + link));
+        const std::size_t link = adjoint ? i + 1 : i;  // the link into module i (step > 0)
+        if (step > 0 && !failure && !link_problems_[link].empty())  // refused like a failure's mark
+            failure = std::make_exception_ptr(invalid_argument("sequential: module [" + std::to_string(link) + "] of " +
+                                                               std::to_string(n) + link_problems_[link]));
         try {
             if (adjoint) modules_[i]->adjoint(failure ? failure_mark_ : *arg, result);
             else modules_[i]->forward(failure ? failure_mark_ : *arg, result);

@@ -20,26 +20,11 @@ struct split_along {
     bool balanced() const { return off == std::numeric_limits<std::size_t>::max(); }
 };
 
-// How many of `line` (the extents along one dimension) match the balanced split of q * n + r
-// (q + 1 for the first r, q for the others), for every r in [0, n).
-inline std::vector<std::size_t> split_matches(const std::vector<std::size_t>& line, std::size_t q) {
-    const std::size_t n = line.size();
-    std::vector<std::size_t> matches(n, 0);
-    std::size_t tail = 0;  // workers r.. with q
-    for (std::size_t w = 0; w < n; ++w) tail += line[w] == q;
-    std::size_t head = 0;  // workers ..r-1 with q + 1
-    for (std::size_t r = 0; r < n; ++r) {
-        matches[r] = head + tail;
-        head += line[r] == q + 1;
-        tail -= line[r] == q;
-    }
-    return matches;
-}
-
 // `extent(w)`: the extent along dimension d of worker w (row-major index on `grid`). The length
-// is that of the workers at index 0 in every other dimension: their sum when they are its
-// balanced split; otherwise the length whose split most of them match, so that the worker named
-// is the one whose piece differs (2, 2, 3, 2 is 8 with worker 2 off, not 9 with worker 0 off).
+// is the sum of the extents of the workers at index 0 in every other dimension when every worker
+// matches its balanced split; otherwise the length whose split most workers match, so that the
+// worker named is one whose piece differs (2, 2, 3, 2 is 8 with worker 2 off, not 9 with worker
+// 0 off; on a grid of lines, the majority of all of them counts, not the first line alone).
 template <class Extent>
 split_along check_balanced_split(const shape_t& grid, std::size_t d, const Extent& extent) {
     split_along s;
@@ -47,52 +32,64 @@ split_along check_balanced_split(const shape_t& grid, std::size_t d, const Exten
     // per worker: every worker checks every other, thousands of them on the simulator).
     std::size_t stride = 1;
     for (std::size_t e = d + 1; e < grid.size(); ++e) stride *= grid[e];
-    const std::size_t n = grid[d];
-    std::vector<std::size_t> line(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        line[i] = extent(i * stride);
-        s.length += line[i];
+    const std::size_t n = grid[d], workers = volume(grid);
+    for (std::size_t i = 0; i < n; ++i) s.length += extent(i * stride);
+    const auto first_off = [&](std::size_t length) {
+        for (std::size_t w = 0; w < workers; ++w)
+            if (extent(w) != balanced_size(length, n, w / stride % n)) return w;
+        return std::numeric_limits<std::size_t>::max();
+    };
+    s.off = first_off(s.length);
+    if (s.balanced()) return s;
+
+    // Error path. A balanced split has two extents, q + 1 (the first r) and q: the two most
+    // frequent extents (and one less) are the candidates for q; for each, the r that most
+    // workers match, counted per index along d.
+    std::vector<std::size_t> sorted(workers);
+    for (std::size_t w = 0; w < workers; ++w) sorted[w] = extent(w);
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::pair<std::size_t, std::size_t>> runs;  // (count, extent)
+    for (std::size_t i = 0; i < workers;) {
+        std::size_t j = i;
+        while (j < workers && sorted[j] == sorted[i]) ++j;
+        runs.emplace_back(j - i, sorted[i]);
+        i = j;
     }
-    std::size_t best = 0;
-    for (std::size_t i = 0; i < n; ++i) best += line[i] == balanced_size(s.length, n, i);
-    if (best < n) {
-        // A balanced split has at most two extents, q and q + 1: the two most frequent ones on
-        // the line (and one less) are the candidates for q (error path only).
-        std::vector<std::size_t> sorted = line;
-        std::sort(sorted.begin(), sorted.end());
-        std::vector<std::pair<std::size_t, std::size_t>> runs;  // (count, extent)
-        for (std::size_t i = 0; i < n;) {
-            std::size_t j = i;
-            while (j < n && sorted[j] == sorted[i]) ++j;
-            runs.emplace_back(j - i, sorted[i]);
-            i = j;
-        }
-        std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {  // most frequent, then smallest
-            return a.first != b.first ? a.first > b.first : a.second < b.second;
-        });
-        for (std::size_t k = 0; k < std::min<std::size_t>(runs.size(), 2); ++k)
-            for (const std::size_t q : {runs[k].second, runs[k].second - 1}) {
-                if (q == std::numeric_limits<std::size_t>::max()) continue;  // 0 - 1
-                const auto matches = split_matches(line, q);
-                for (std::size_t r = 0; r < n; ++r) {
-                    std::size_t length = 0;
-                    if (matches[r] <= best || __builtin_mul_overflow(q, n, &length) ||
-                        __builtin_add_overflow(length, r, &length))
-                        continue;
-                    best = matches[r];
+    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {  // most frequent, then smallest
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    const auto matches_of = [&](std::size_t length) {
+        std::size_t m = 0;
+        for (std::size_t w = 0; w < workers; ++w) m += extent(w) == balanced_size(length, n, w / stride % n);
+        return m;
+    };
+    std::size_t best = matches_of(s.length);
+    std::vector<std::size_t> upper(n), lower(n);  // per index: workers with q + 1, with q
+    for (std::size_t k = 0; k < std::min<std::size_t>(runs.size(), 2); ++k)
+        for (const std::size_t q : {runs[k].second, runs[k].second - 1}) {
+            if (q == std::numeric_limits<std::size_t>::max()) continue;  // 0 - 1
+            std::fill(upper.begin(), upper.end(), 0);
+            std::fill(lower.begin(), lower.end(), 0);
+            for (std::size_t w = 0; w < workers; ++w) {
+                const std::size_t e = extent(w), i = w / stride % n;
+                upper[i] += e == q + 1;
+                lower[i] += e == q;
+            }
+            std::size_t head = 0, tail = 0;  // matches of the indices below r (q + 1), from r on (q)
+            for (std::size_t i = 0; i < n; ++i) tail += lower[i];
+            for (std::size_t r = 0; r < n; ++r) {
+                std::size_t length = 0;
+                if (head + tail > best && !__builtin_mul_overflow(q, n, &length) &&
+                    !__builtin_add_overflow(length, r, &length)) {
+                    best = head + tail;
                     s.length = length;
                 }
+                head += upper[r];
+                tail -= lower[r];
             }
-    }
-    const std::size_t workers = volume(grid);
-    for (std::size_t w = 0; w < workers; ++w) {
-        const std::size_t want = balanced_size(s.length, n, w / stride % n);
-        if (extent(w) != want) {
-            s.off = w;
-            s.want = want;
-            break;
         }
-    }
+    s.off = first_off(s.length);
+    if (!s.balanced()) s.want = balanced_size(s.length, n, s.off / stride % n);
     return s;
 }
 

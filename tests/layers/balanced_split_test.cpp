@@ -52,6 +52,21 @@ TEST(balanced_split, checks_every_worker_against_the_first_line) {
     EXPECT_EQ(s.want, 2u);
 }
 
+// The odd piece on the first line: the majority of all the lines decides (that line alone would
+// be a balanced split of another length, or, one worker long, any length).
+TEST(balanced_split, the_majority_of_every_line_decides) {
+    const std::vector<std::size_t> column{5, 4, 4, 4};  // grid 4 x 1 along dimension 1
+    auto s = check_balanced_split(shape_t{4, 1}, 1, [&](std::size_t w) { return column[w]; });
+    EXPECT_EQ(s.length, 4u);
+    EXPECT_EQ(s.off, 0u);
+    EXPECT_EQ(s.want, 4u);
+    const std::vector<std::size_t> rows{6, 5, 5, 5, 5, 5, 5, 5, 5};  // grid 3 x 3 along dimension 1
+    s = check_balanced_split(shape_t{3, 3}, 1, [&](std::size_t w) { return rows[w]; });
+    EXPECT_EQ(s.length, 15u);
+    EXPECT_EQ(s.off, 0u);
+    EXPECT_EQ(s.want, 5u);
+}
+
 // Extents near the top of size_t (zero-volume pieces may have them): no candidate length wraps
 // into a split they would match.
 TEST(balanced_split, huge_extents_are_not_balanced) {

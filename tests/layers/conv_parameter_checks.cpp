@@ -106,6 +106,8 @@ const std::vector<layout>& layouts() {
         {rank_range(0, 4), {0, 2}, rank_range(0, 4), {1, 2, 2}, {1, 1, 2}, {1, 2, 2}},
         // feature-like with P_y outside (adjoint agrees at the start)
         {rank_range(0, 4), rank_range(4, 8), rank_range(0, 4), {1, 1, 4}, {1, 1, 4}, {1, 1, 4}},
+        // general: halo, P_x workers at other positions of P_w than their windows' (forward agrees)
+        {{1, 3}, rank_range(0, 4), rank_range(0, 4), {1, 1, 2}, {1, 2, 2}, {2, 1, 2}},
         // general: halo, P_x outside P_w and P_y (forward agrees at the start)
         {rank_range(8, 12), rank_range(0, 4), rank_range(0, 8), {1, 2, 2}, {1, 2, 2}, {2, 2, 2}},
         // general: halo, P_y partly outside (adjoint agrees at the start)
