@@ -60,9 +60,10 @@
 // A parameter (adjoint: or its gradient) that the program gave another shape than its block is
 // refused on every worker too: its owner marks the parameters' broadcast, the windows' broadcast
 // along P_co or dy's along P_ci, and the workers that know mark their terms of the sums; where
-// that cannot reach every worker in time (P_x workers outside P_w and P_y with P_ci > 1 in
-// forward, P_y workers outside P_w and P_x in adjoint) the workers of the layer agree on the
-// parameters' shapes at the call's start (a two-word status all-reduce).
+// that cannot reach every worker in time (forward: P_x workers outside P_w and P_y with P_ci > 1,
+// or a worker of both at other positions in each; adjoint: P_y workers outside P_w and P_x) the
+// workers of the layer agree on the parameters' shapes at the call's start (a two-word status
+// all-reduce).
 // adjoint() needs a successful forward().
 //
 // A refusal reaches every worker of the layer through the data; then, on the error path only,
