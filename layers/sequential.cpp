@@ -37,12 +37,20 @@ sequential<T>::sequential(std::vector<std::unique_ptr<module<T>>> modules) {
 template <class T>
 module<T>& sequential<T>::append(std::unique_ptr<module<T>> m) {
     DISTDL_REQUIRE(m != nullptr, "sequential: module " << modules_.size() << " is null");
-    link_problems_.push_back(modules_.empty() ? std::string()
-                                              : link_problem(modules_.back()->output_partition(), m->input_partition()));
     modules_.push_back(std::move(m));
+    links_.resize(modules_.size());
     activations_.resize(modules_.size());
     gradients_.resize(modules_.size());
     return *modules_.back();
+}
+
+template <class T>
+const std::string& sequential<T>::link_problem_into(std::size_t k) {
+    const cartesian_partition* left = modules_[k - 1]->output_partition();
+    const cartesian_partition* read = modules_[k]->input_partition();
+    link& l = links_[k];
+    if (l.left != left || l.read != read) l = {left, read, link_problem(left, read)};
+    return l.problem;
 }
 
 template <class T>
@@ -104,10 +112,10 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
     for (std::size_t step = 0; step < n; ++step) {
         const std::size_t i = adjoint ? n - 1 - step : step;
         tensor<T>& result = step + 1 == n ? out : adjoint ? gradients_[i] : activations_[i];
-        const std::size_t link = adjoint ? i + 1 : i;  // the link into module i (step > 0)
-        if (step > 0 && !failure && !link_problems_[link].empty())  // refused like a failure's mark
-            failure = std::make_exception_ptr(invalid_argument("sequential: module [" + std::to_string(link) + "] of " +
-                                                               std::to_string(n) + link_problems_[link]));
+        const std::size_t k = adjoint ? i + 1 : i;  // the link between modules k - 1 and k (step > 0)
+        if (step > 0 && !failure && !link_problem_into(k).empty())  // refused like a failure's mark
+            failure = std::make_exception_ptr(invalid_argument("sequential: module [" + std::to_string(k) + "] of " +
+                                                               std::to_string(n) + link_problem_into(k)));
         try {
             if (adjoint) modules_[i]->adjoint(failure ? failure_mark_ : *arg, result);
             else modules_[i]->forward(failure ? failure_mark_ : *arg, result);

@@ -65,8 +65,16 @@ class sequential : public module<T> {
     // Runs the chain forward (x -> y) or adjoint (dy -> dx) as described under Errors.
     void run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint);
 
+    // Why module k cannot read what module k - 1 leaves (empty: it can), judged again when either
+    // names other partitions (a nested sequential given modules after it was appended).
+    const std::string& link_problem_into(std::size_t k);
+    struct link {
+        const cartesian_partition *left = nullptr, *read = nullptr;
+        std::string problem;
+    };
+
     std::vector<std::unique_ptr<module<T>>> modules_;
-    std::vector<std::string> link_problems_;  // per module: why it cannot read the previous one's output
+    std::vector<link> links_;  // per module k > 0: the link into it, as last judged
     std::vector<tensor<T>> activations_;  // output of module i, i < size-1
     std::vector<tensor<T>> gradients_;    // adjoint output of module i, 0 < i
     const tensor<T> failure_mark_ = tensor<T>(shape_t{}, std::numeric_limits<T>::quiet_NaN());

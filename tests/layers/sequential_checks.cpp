@@ -169,6 +169,13 @@ DISTDL_CHECK(sequential_refuses_links_that_do_not_fit, world_size >= 2) {
                   "sequential: module [1] of 2 takes its input on a partition of shape [1,2] over world ranks [1,0], "
                   "but the module before it leaves its output on one of shape [1,2] over world ranks [0,1]");
 
+    // The same link inside a nested chain given its modules after it was appended.
+    sequential<double> outer;
+    outer.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
+    auto& inner = outer.emplace<sequential<double>>();
+    inner.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
+    DCHECK_THROWS(outer.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 takes its input on");
+
     // Linear on worker 0 leaves y on [1,1]; a Broadcast from [1] on worker 0 reads it there.
     sequential<double> spread;
     spread.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3);
