@@ -177,7 +177,6 @@ struct general_conv<T>::state {
     void local_forward(const tensor<T>& xin, tensor<T>& out);
     void local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out,
                         const kernels::dx_redirect<T>* redirect = nullptr);
-    std::string parameter_problem(bool with_grad) const;
     std::string check_parameters(bool with_grad) const;
     void pack(const tensor<T>& a, const tensor<T>* b);
     void unpack(const tensor<T>& flat, tensor<T>& a, tensor<T>* b) const;
@@ -554,23 +553,16 @@ void general_conv<T>::state::local_backward(const tensor<T>* xin, const tensor<T
     else kernel->backward_last(dy, w, dx_out, dw_partial, db, redirect);
 }
 
-// This owner's problem with its parameters, and in the adjoint their gradients (empty: none).
-template <class T>
-std::string general_conv<T>::state::parameter_problem(bool with_grad) const {
-    if (!owns_weight) return {};
-    const std::string worker = "P_w worker " + std::to_string(P_w.rank()) + " (world rank " +
-                               std::to_string(P_w.members()[static_cast<std::size_t>(P_w.rank())]) + ")";
-    std::string problem = detail::parameter_problem(layer, worker, weight, weight_block, with_grad);
-    if (problem.empty() && owns_bias) problem = detail::parameter_problem(layer, worker, bias, bias_block, with_grad);
-    return problem;
-}
-
-// Every worker of the layer, at a call's start: this worker's parameter problem, to be spread in
-// the data; or, where the data cannot reach every worker, an agreement that refuses the call on
-// all of them with the lowest-ranked owner's reason (then it returns empty).
+// Every worker of the layer, at a call's start: this owner's problem with its parameters (and in
+// the adjoint their gradients), to be spread in the data; or, where the data cannot reach every
+// worker, an agreement that refuses the call on all of them with the lowest-ranked owner's reason
+// (then it returns empty).
 template <class T>
 std::string general_conv<T>::state::check_parameters(bool with_grad) const {
-    std::string problem = parameter_problem(with_grad);
+    std::string problem;
+    if (owns_weight)
+        problem = detail::owner_problem(layer, "P_w", P_w, weight, weight_block, owns_bias ? &bias : nullptr,
+                                        bias_block, with_grad);
     const bool travels = with_grad ? params_travel_adjoint : params_travel_forward;
     if (!travels && layer_comm) detail::agree_on_call(*layer_comm, problem, false, detail::first_problem);
     return problem;

@@ -255,12 +255,8 @@ void distributed_linear<T>::refuse(const cartesian_partition& team, const tensor
 template <class T>
 std::string distributed_linear<T>::parameter_problem(bool with_grad) const {
     if (!holds_weight_) return {};
-    const std::string worker = "P_W worker " + std::to_string(P_W_.rank()) + " (world rank " +
-                               std::to_string(P_W_.members()[static_cast<std::size_t>(P_W_.rank())]) + ")";
-    std::string problem = detail::parameter_problem("Linear", worker, weight_, weight_block_, with_grad);
-    if (problem.empty() && holds_bias_)
-        problem = detail::parameter_problem("Linear", worker, bias_, bias_block_, with_grad);
-    return problem;
+    return detail::owner_problem("Linear", "P_W", P_W_, weight_, weight_block_, holds_bias_ ? &bias_ : nullptr,
+                                 bias_block_, with_grad);
 }
 
 template <class T>

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/module.hpp"
+#include "core/partition.hpp"
 #include "core/tensor.hpp"
 
 namespace distdl::detail {
@@ -25,6 +26,19 @@ std::string parameter_problem(const std::string& layer, const std::string& worke
         return layer + ": the gradient of " + p.name + " on " + worker + " has shape " + format_list(shape_of(p.grad)) +
                ", expected " + format_list(block) + " (the shape of " + p.name + ": adjoint adds to it)";
     return {};
+}
+
+// The first problem of an owner's weight and, when it owns one (non-null), bias, against the
+// blocks the layer gave them. `P` is the partition whose workers own blocks, `P_name` its name.
+template <class T>
+std::string owner_problem(const std::string& layer, const char* P_name, const cartesian_partition& P,
+                          const parameter<T>& weight, const shape_t& weight_block, const parameter<T>* bias,
+                          const shape_t& bias_block, bool with_grad) {
+    const std::string worker = std::string(P_name) + " worker " + std::to_string(P.rank()) + " (world rank " +
+                               std::to_string(P.members()[static_cast<std::size_t>(P.rank())]) + ")";
+    std::string problem = parameter_problem(layer, worker, weight, weight_block, with_grad);
+    if (problem.empty() && bias) problem = parameter_problem(layer, worker, *bias, bias_block, with_grad);
+    return problem;
 }
 
 }  // namespace distdl::detail
