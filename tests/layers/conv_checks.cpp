@@ -31,12 +31,7 @@ struct conv_setup {
     std::size_t in, out;
     shape_t spatial;  // global input extents
     conv_options options;
-    int needs() const {
-        int m = 0;
-        for (const auto* v : {&x_workers, &y_workers, &w_workers})
-            for (int w : *v) m = std::max(m, w + 1);
-        return m;
-    }
+    int needs() const { return distdl::testing::world_size_for({&x_workers, &y_workers, &w_workers}); }
 };
 
 distdl::ref::conv_geometry geometry_of(const distdl::conv_spec& s) { return {s.stride, s.padding, s.dilation}; }

@@ -21,12 +21,7 @@ using distdl::testing::same_bits;
 struct layout {
     std::vector<int> x_workers, y_workers, w_workers;
     shape_t P_x, P_y, P_w;
-    int needs() const {
-        int m = 0;
-        for (const auto* v : {&x_workers, &y_workers, &w_workers})
-            for (int w : *v) m = std::max(m, w + 1);
-        return m;
-    }
+    int needs() const { return distdl::testing::world_size_for({&x_workers, &y_workers, &w_workers}); }
 };
 
 constexpr std::size_t in_channels = 3, out_channels = 2;

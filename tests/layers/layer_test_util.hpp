@@ -1,6 +1,8 @@
 #pragma once
 // Helpers of the layer checks: the global data every worker builds identically, column
 // blocks of it, a worker's piece of it, and comparisons within the arithmetic tolerance of T.
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,14 @@ template <class T>
 void check_close(const tensor<T>& got, const tensor<T>& want, const std::string& what, double scale = 0) {
     const auto compared = verify::compare_piece(got, want, false, arithmetic_tolerance<T>(), what, scale);
     if (!compared.problem.empty()) DCHECK_FAIL_(compared.problem);
+}
+
+// The world size a layout on these worker lists needs: its largest world rank + 1.
+inline int world_size_for(std::initializer_list<const std::vector<int>*> lists) {
+    int m = 0;
+    for (const auto* v : lists)
+        for (int w : *v) m = std::max(m, w + 1);
+    return m;
 }
 
 // World rank `me`'s piece of `global` split (balanced) over a partition of `shape` on

@@ -27,12 +27,7 @@ struct linear_setup {
     std::size_t P_fi, P_fo;
     std::size_t in, out;
     bool bias = true;
-    int needs() const {
-        int m = 0;
-        for (const auto* v : {&x_workers, &y_workers, &w_workers})
-            for (int w : *v) m = std::max(m, w + 1);
-        return m;
-    }
+    int needs() const { return distdl::testing::world_size_for({&x_workers, &y_workers, &w_workers}); }
 };
 
 // Forward and adjoint for each batch in turn (shapes change between calls, then repeat),

@@ -192,6 +192,12 @@ void steady_state_moves_data_only(const std::shared_ptr<distdl::communicator>& w
     }
 }
 
+// Bad pieces, then parameters of another shape, in each layout.
+void refusal_sequences(const std::shared_ptr<distdl::communicator>& world, const layout& l) {
+    refusal_sequence(world, l);
+    parameter_shape_sequence(world, l);
+}
+
 }  // namespace
 
 // ---- construction ----
@@ -245,30 +251,18 @@ DISTDL_CHECK(linear_agrees_on_element_type_and_partition_shapes, world_size >= 2
 // ---- per call ----
 
 // P_x = row 0 of P_W, P_y = column 0 of P_W (the usual placement): every worker is in P_W.
-DISTDL_CHECK(linear_refuses_bad_pieces_everywhere, world_size >= 4) {
-    refusal_sequence(world, make_layout(world, {0, 1}, {0, 2}));
+DISTDL_CHECK(linear_refuses_bad_pieces_and_parameters_everywhere, world_size >= 4) {
+    refusal_sequences(world, make_layout(world, {0, 1}, {0, 2}));
 }
 
 // P_x and P_y outside P_W: they hear nothing back from P_W but its verdict.
-DISTDL_CHECK(linear_refuses_bad_pieces_everywhere_disjoint, world_size >= 8) {
-    refusal_sequence(world, make_layout(world, {4, 5}, {6, 7}));
+DISTDL_CHECK(linear_refuses_bad_pieces_and_parameters_everywhere_disjoint, world_size >= 8) {
+    refusal_sequences(world, make_layout(world, {4, 5}, {6, 7}));
 }
 
 // P_x and P_y on the same workers, one of them in P_W, the other outside.
-DISTDL_CHECK(linear_refuses_bad_pieces_everywhere_mixed, world_size >= 6) {
-    refusal_sequence(world, make_layout(world, {3, 4}, {4, 5}));
-}
-
-DISTDL_CHECK(linear_refuses_parameters_of_another_shape, world_size >= 4) {
-    parameter_shape_sequence(world, make_layout(world, {0, 1}, {0, 2}));
-}
-
-DISTDL_CHECK(linear_refuses_parameters_of_another_shape_disjoint, world_size >= 8) {
-    parameter_shape_sequence(world, make_layout(world, {4, 5}, {6, 7}));
-}
-
-DISTDL_CHECK(linear_refuses_parameters_of_another_shape_mixed, world_size >= 6) {
-    parameter_shape_sequence(world, make_layout(world, {3, 4}, {4, 5}));
+DISTDL_CHECK(linear_refuses_bad_pieces_and_parameters_everywhere_mixed, world_size >= 6) {
+    refusal_sequences(world, make_layout(world, {3, 4}, {4, 5}));
 }
 
 DISTDL_CHECK(linear_steady_state_moves_data_only, world_size >= 4) {
