@@ -303,7 +303,7 @@ template <class T>
 void halo_exchange<T>::forward_kept(const tensor<T>& x, tensor<T>& window) {
     auto& st = *state_;
     // The window's padding is still zero when it is the very tensor zeroed last time.
-    const bool same = st.kept_window == window.data() && shape_of(window) == st.window_shape;
+    const bool same = st.kept_window == window.data() && has_shape(window, st.window_shape);
     run_forward(x, window, !same);
     st.kept_window = st.P_x.active() ? window.data() : nullptr;
 }
@@ -315,7 +315,7 @@ void halo_exchange<T>::run_forward(const tensor<T>& x, tensor<T>& y, bool fill_p
     if (!st.P_x.active()) return idle_call(st.P_x, x, y, "HaloExchange");
     communicator& comm = *st.P_x.comm();
     const std::string problem = shape_problem(x, st.owned_shape, st.me, st.P_x, st.global_shape, "HaloExchange");
-    if (shape_of(y) != st.window_shape) fill_padding = true;  // (re)allocated below
+    if (!has_shape(y, st.window_shape)) fill_padding = true;  // (re)allocated below
     detail::prepare_output(y, st.window_shape);
     // Only the padding is zeroed: every element inside [0, n) arrives from its owner.
     if (fill_padding) detail::fill_outside_box(y.data(), st.window_shape, st.inside_start, st.inside_extent, T(0));
@@ -349,7 +349,7 @@ template <class T>
 void halo_exchange<T>::adjoint_own_part_placed(const tensor<T>& dy, tensor<T>& dx) {
     auto& st = *state_;
     if (st.P_x.active())
-        DISTDL_REQUIRE(shape_of(dx) == st.owned_shape, "HaloExchange adjoint_own_part_placed: dx of shape "
+        DISTDL_REQUIRE(has_shape(dx, st.owned_shape), "HaloExchange adjoint_own_part_placed: dx of shape "
                                                             << format_list(shape_of(dx)) << ", expected the piece's "
                                                             << format_list(st.owned_shape));
     run_adjoint(dy, dx, true);

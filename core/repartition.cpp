@@ -48,11 +48,6 @@ int index_of(const std::vector<int>& list, int value) {
     return it == list.end() ? -1 : static_cast<int>(it - list.begin());
 }
 
-template <class T>
-bool has_shape(const tensor<T>& t, const shape_t& shape) {
-    return t.dimension() == shape.size() && std::equal(shape.begin(), shape.end(), t.shape().begin());
-}
-
 // Zero-volume result of a worker outside both partitions: it never learns the global shape,
 // so it keeps the batch extent of its own (zero-volume) argument.
 template <class T>

@@ -1,6 +1,7 @@
 #pragma once
 // The only place that includes xtensor: every module names tensors through these aliases,
 // so the tensor library can be swapped or configured in one spot.
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -35,6 +36,12 @@ inline std::size_t volume(const shape_t& shape) {
 template <class T>
 shape_t shape_of(const tensor<T>& t) {
     return shape_t(t.shape().begin(), t.shape().end());
+}
+
+// shape_of(t) == shape without making a shape_t (steady-state calls compare on every call).
+template <class T>
+bool has_shape(const tensor<T>& t, const shape_t& shape) {
+    return t.dimension() == shape.size() && std::equal(shape.begin(), shape.end(), t.shape().begin());
 }
 
 // Zero-volume tensor of shape {0}, or {batch, 0} when a batch size is kept.

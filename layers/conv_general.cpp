@@ -380,7 +380,7 @@ void general_conv<T>::state::plan_layout(const shape_t& global) {
 // With input_shape given: this worker's problem with its piece (empty when it is the planned one).
 template <class T>
 std::string general_conv<T>::state::check_given_piece(const tensor<T>& x) const {
-    if (shape_of(x) == own_x_shape) return {};
+    if (has_shape(x, own_x_shape)) return {};
     std::ostringstream problem;
     problem << layer << ": x on P_x worker " << P_x.rank() << " (world rank "
             << P_x.members()[static_cast<std::size_t>(P_x.rank())] << ") has shape " << format_list(shape_of(x))
@@ -440,7 +440,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         else detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
         return {};
     }
-    bool changed = !planned || shape_of(x) != own_x_shape;
+    bool changed = !planned || !has_shape(x, own_x_shape);
     if (relayout_by_data) {
         // A marker: relayout() follows on every worker of the layer (and plans for this very x).
         refused = changed && !relayout_running;
@@ -763,7 +763,7 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     std::string refusal;
     const tensor<T>* sent = &st.empty;
     if (st.P_y.active()) {
-        if (shape_of(dy) != st.y_shape) {
+        if (!has_shape(dy, st.y_shape)) {
             std::ostringstream problem;
             problem << st.layer << ": dy on P_y worker " << st.P_y.rank() << " (world rank "
                     << st.P_y.members()[static_cast<std::size_t>(st.P_y.rank())] << ") has shape "

@@ -9,6 +9,7 @@
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/call_status.hpp"
 #include "core/detail/layer_workers.hpp"
+#include "core/detail/output.hpp"
 #include "core/error.hpp"
 #include "kernels/gemm.hpp"
 #include "layers/detail/one_world.hpp"
@@ -26,12 +27,6 @@ enum class which : std::uint64_t { weight = 1, bias = 2 };
 // Initial value of global element `index` of the weight or the bias (layers/initial_values.hpp).
 double initial_value(std::uint64_t seed, which tensor_id, std::uint64_t index, std::size_t in_features) {
     return initial_parameter_value(seed, static_cast<std::uint64_t>(tensor_id), index, in_features);
-}
-
-// Reshapes only when the shape changes, so steady-state calls reuse the storage.
-template <class T>
-void ensure_shape(tensor<T>& t, const shape_t& shape) {
-    if (shape_of(t) != shape) t.resize(shape);
 }
 
 std::string describe_shape(const std::array<std::uint64_t, 4>& s) {
@@ -287,7 +282,7 @@ void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
         } else {
             const std::size_t batch = x_piece_.shape()[0];
             const std::size_t rows = weight_.value.shape()[0];
-            ensure_shape(y_partial_, {batch, rows});
+            detail::prepare_output(y_partial_, {batch, rows});
             // With the bias, every row starts as b and the product is added to it (beta = 1).
             if (holds_bias_)
                 for (std::size_t n = 0; n < batch; ++n)
@@ -308,7 +303,7 @@ void distributed_linear<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
         batch_ = received_.shape()[0];
         std::swap(y, received_);
     } else {
-        ensure_shape(y, {0});
+        detail::prepare_output(y, {0});
         if (holds_weight_) batch_ = x_piece_.shape()[0];
         else if (P_x_.active()) batch_ = x.shape()[0];
     }
@@ -336,7 +331,7 @@ void distributed_linear<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             failed = true;
             contribution = &marker_;
         } else {
-            ensure_shape(dx_partial_, {dy_piece_.shape()[0], weight_.value.shape()[1]});
+            detail::prepare_output(dx_partial_, {dy_piece_.shape()[0], weight_.value.shape()[1]});
             kernels::gemm(transpose::no, transpose::no, T(1), dy_piece_, weight_.value, T(0), dx_partial_);
             contribution = &dx_partial_;
         }
@@ -357,7 +352,7 @@ void distributed_linear<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
         }
     }
     if (P_x_.active()) std::swap(dx, received_);
-    else ensure_shape(dx, {0});
+    else detail::prepare_output(dx, {0});
 }
 
 template linear_parameters<float> linear_initial_parameters<float>(std::size_t, std::size_t, const linear_options&);

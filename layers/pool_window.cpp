@@ -491,7 +491,7 @@ void pool_window<T>::gather(const tensor<T>& x) {
         // (every worker learns that from the call's status, which travels as before).
         bool relearn = !planned_;
         if (!relearn) {
-            const bool changed = shape_of(x) != piece_shape_;
+            const bool changed = !has_shape(x, piece_shape_);
             if (!exchange_) {
                 relearn = detail::agree_on_call(comm, {}, changed);
             } else {

@@ -11,7 +11,7 @@ namespace distdl::detail {
 // the number of elements changes), so the caller must write every element.
 template <class T>
 void prepare_output(tensor<T>& t, const shape_t& shape) {
-    if (t.dimension() != shape.size() || !std::equal(shape.begin(), shape.end(), t.shape().begin())) t.resize(shape);
+    if (!has_shape(t, shape)) t.resize(shape);
 }
 
 // t = x as a copy into t's storage (never an alias of x).

@@ -97,11 +97,6 @@ shape_t decode_header(const std::uint64_t* words, int world_rank, const char* la
     return shape_t(words + 3, words + 3 + words[2]);
 }
 
-template <class T>
-bool has_shape(const tensor<T>& x, const shape_t& shape) {
-    return x.dimension() == shape.size() && std::equal(shape.begin(), shape.end(), x.shape().begin());
-}
-
 // Output of a worker that does not receive.
 template <class T>
 void idle_output(const tensor<T>& x, tensor<T>& y, bool provided, bool preserve_batch) {

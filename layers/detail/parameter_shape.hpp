@@ -14,17 +14,18 @@
 namespace distdl::detail {
 
 // This owner's problem with `p` (empty: none): its value must have the shape `block` the layer
-// gave it and, when `with_grad` (adjoint, which adds to it), its gradient too. `worker` names the
-// owner, e.g. "P_w worker 2 (world rank 2)".
-template <class T>
-std::string parameter_problem(const std::string& layer, const std::string& worker, const parameter<T>& p,
+// gave it and, when `with_grad` (adjoint, which adds to it), its gradient too. `worker()` names
+// the owner (made only for a problem: the check runs at every call).
+template <class T, class Worker>
+std::string parameter_problem(const std::string& layer, const Worker& worker, const parameter<T>& p,
                               const shape_t& block, bool with_grad) {
-    if (shape_of(p.value) != block)
-        return layer + ": " + p.name + " on " + worker + " has shape " + format_list(shape_of(p.value)) +
+    if (!has_shape(p.value, block))
+        return layer + ": " + p.name + " on " + worker() + " has shape " + format_list(shape_of(p.value)) +
                ", expected " + format_list(block) + " (the block it owns: a parameter takes new values, not a new shape)";
-    if (with_grad && shape_of(p.grad) != block)
-        return layer + ": the gradient of " + p.name + " on " + worker + " has shape " + format_list(shape_of(p.grad)) +
-               ", expected " + format_list(block) + " (the shape of " + p.name + ": adjoint adds to it)";
+    if (with_grad && !has_shape(p.grad, block))
+        return layer + ": the gradient of " + p.name + " on " + worker() + " has shape " +
+               format_list(shape_of(p.grad)) + ", expected " + format_list(block) + " (the shape of " + p.name +
+               ": adjoint adds to it)";
     return {};
 }
 
@@ -34,8 +35,10 @@ template <class T>
 std::string owner_problem(const std::string& layer, const char* P_name, const cartesian_partition& P,
                           const parameter<T>& weight, const shape_t& weight_block, const parameter<T>* bias,
                           const shape_t& bias_block, bool with_grad) {
-    const std::string worker = std::string(P_name) + " worker " + std::to_string(P.rank()) + " (world rank " +
-                               std::to_string(P.members()[static_cast<std::size_t>(P.rank())]) + ")";
+    const auto worker = [&] {
+        return std::string(P_name) + " worker " + std::to_string(P.rank()) + " (world rank " +
+               std::to_string(P.members()[static_cast<std::size_t>(P.rank())]) + ")";
+    };
     std::string problem = parameter_problem(layer, worker, weight, weight_block, with_grad);
     if (problem.empty() && bias) problem = parameter_problem(layer, worker, *bias, bias_block, with_grad);
     return problem;
