@@ -1,6 +1,7 @@
 #pragma once
 // Error hierarchy: every failure the library reports is a distdl::error; each module adds
 // one subclass so callers can tell argument mistakes from transport failures.
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,15 @@ std::string format_list(const Seq& seq) {
     }
     out << ']';
     return out.str();
+}
+
+// A worker's piece in messages that every worker of a module reports: format_list, and for a
+// zero-dimensional piece what it usually is, so that the other workers' errors point at the
+// cause (layers/sequential.hpp passes it on from a worker whose module failed).
+template <class Seq>
+std::string format_piece_shape(const Seq& shape) {
+    if (!std::empty(shape)) return format_list(shape);
+    return "[] (in a sequential: the mark of an earlier failure on that worker, whose error says why)";
 }
 
 }  // namespace distdl

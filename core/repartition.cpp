@@ -302,7 +302,7 @@ void repartition<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     if (st.x_rank >= 0 && x.dimension() != st.P_x.dim()) {
         std::ostringstream msg;
         msg << st.describe() << ": the tensor must have rank " << st.P_x.dim() << ", but worker " << st.x_rank
-            << " of P_x holds local shape " << format_list(shape_of(x)) << " (rank " << x.dimension() << ")";
+            << " of P_x holds local shape " << format_piece_shape(shape_of(x)) << " (rank " << x.dimension() << ")";
         problem = msg.str();
     } else if (st.x_rank < 0 && x.size() != 0) {
         problem = st.describe() + ": world rank " + std::to_string(st.P_x.world_comm()->rank()) +
@@ -344,7 +344,7 @@ void repartition<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (st.y_rank >= 0 && !has_shape(dy, st.out_shape)) {
         problem = "Repartition adjoint: worker " + std::to_string(st.y_rank) + " of P_y shape " +
                   format_list(st.P_y.shape()) + " expects dy of shape " + format_list(st.out_shape) + ", got " +
-                  format_list(shape_of(dy));
+                  format_piece_shape(shape_of(dy));
     } else if (st.y_rank < 0 && dy.size() != 0) {
         problem = "Repartition adjoint: world rank " + std::to_string(st.P_x.world_comm()->rank()) +
                   " is not in P_y and must pass a zero-volume dy, got shape " + format_list(shape_of(dy));

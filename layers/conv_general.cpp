@@ -59,7 +59,8 @@ shape_record record_of(const shape_t& shape) {
 
 std::string describe(const shape_record& r) {
     if (r[0] + 1 > shape_record_words) return "of rank " + std::to_string(r[0]);
-    return format_list(std::vector<std::uint64_t>(r.begin() + 1, r.begin() + 1 + static_cast<std::ptrdiff_t>(r[0])));
+    return format_piece_shape(
+        std::vector<std::uint64_t>(r.begin() + 1, r.begin() + 1 + static_cast<std::ptrdiff_t>(r[0])));
 }
 
 // The workers of `p` at the given partition ranks, as a grid of `shape`; the same team (no new
@@ -383,7 +384,7 @@ std::string general_conv<T>::state::check_given_piece(const tensor<T>& x) const 
     if (has_shape(x, own_x_shape)) return {};
     std::ostringstream problem;
     problem << layer << ": x on P_x worker " << P_x.rank() << " (world rank "
-            << P_x.members()[static_cast<std::size_t>(P_x.rank())] << ") has shape " << format_list(shape_of(x))
+            << P_x.members()[static_cast<std::size_t>(P_x.rank())] << ") has shape " << format_piece_shape(shape_of(x))
             << ", expected " << format_list(own_x_shape) << " (its piece of input_shape "
             << format_list(global_x_shape) << ")";
     return problem.str();
@@ -767,7 +768,7 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
             std::ostringstream problem;
             problem << st.layer << ": dy on P_y worker " << st.P_y.rank() << " (world rank "
                     << st.P_y.members()[static_cast<std::size_t>(st.P_y.rank())] << ") has shape "
-                    << format_list(shape_of(dy)) << ", expected " << format_list(st.y_shape)
+                    << format_piece_shape(shape_of(dy)) << ", expected " << format_list(st.y_shape)
                     << " (the shape of its output in the last forward)";
             refusal = problem.str();
         }

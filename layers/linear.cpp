@@ -30,6 +30,7 @@ double initial_value(std::uint64_t seed, which tensor_id, std::uint64_t index, s
 }
 
 std::string describe_shape(const std::array<std::uint64_t, 4>& s) {
+    if (s[0] == 0) return format_piece_shape(shape_t{});
     std::ostringstream out;
     out << '[';
     for (std::uint64_t d = 0; d < s[0] && d < 2; ++d) out << (d ? "," : "") << s[1 + d];

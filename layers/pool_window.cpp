@@ -432,7 +432,7 @@ std::string pool_window<T>::shape_problem(const tensor<T>& t, const shape_t& exp
     if (t.dimension() == expected.size() && std::equal(expected.begin(), expected.end(), t.shape().begin())) return {};
     std::ostringstream msg;
     msg << name_ << ": worker " << P_x_.rank() << " of P_x shape " << format_list(P_x_.shape()) << " expects " << what
-        << " of shape " << format_list(expected) << ", got " << format_list(shape_of(t));
+        << " of shape " << format_list(expected) << ", got " << format_piece_shape(shape_of(t));
     return msg.str();
 }
 

@@ -16,10 +16,11 @@
 // workers would then wait in a later module (in the adjoint, an earlier one) for a worker that
 // left the chain. So a worker whose module threw goes on through the rest of the chain with a
 // mark in place of its input: a zero-dimensional tensor holding NaN. A module that needs that
-// worker's data refuses the mark on all of its workers (naming shape []); one that only moves
-// or sums it (Broadcast, SumReduce) delivers it, and a worker that receives it counts it as
-// a failure of the chain. Every worker throws its first error at the end, so every worker
-// whose result depends on the failure ends with an error, and no worker waits forever.
+// worker's data refuses the mark on all of its workers (naming shape [] as the mark:
+// format_piece_shape in core/error.hpp); one that only moves or sums it (Broadcast, SumReduce)
+// delivers it, and a worker that receives it counts it as a failure of the chain. Every
+// worker throws its first error at the end, so every worker whose result depends on the
+// failure ends with an error, and no worker waits forever.
 #include <cstddef>
 #include <limits>
 #include <memory>

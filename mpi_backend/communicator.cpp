@@ -1,6 +1,10 @@
 #include "mpi_backend/communicator.hpp"
 
+#include "core/detail/argument_agreement.hpp"
+
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -200,6 +204,23 @@ int mpi_communicator::do_size() const {
 }
 
 std::shared_ptr<distdl::communicator> mpi_communicator::do_create_sub(const std::vector<int>& ranks) {
+    // Open MPI 4.1's MPI_Comm_create_group waits forever when the members list the same ranks
+    // in different orders. So the members first make the communicator of the sorted list, on
+    // which they compare their lists (an all-reduce of two words) and then take their places in
+    // the listed order. Members listing different ranks still wait, as for any collective that a
+    // member does not call: nothing tells such a member from a late one.
+    std::vector<int> sorted = ranks;
+    std::sort(sorted.begin(), sorted.end());
+    comm_handle over_sorted = create_group(sorted);
+    require_same_list(over_sorted.get(), ranks, sorted);
+    if (sorted == ranks) return std::make_shared<mpi_communicator>(std::move(over_sorted));
+    const int place = static_cast<int>(std::find(ranks.begin(), ranks.end(), rank_) - ranks.begin());
+    MPI_Comm ordered = MPI_COMM_NULL;
+    check(MPI_Comm_split(over_sorted.get(), 0, place, &ordered), "MPI_Comm_split");
+    return std::make_shared<mpi_communicator>(comm_handle(ordered));
+}
+
+comm_handle mpi_communicator::create_group(const std::vector<int>& ranks) {
     MPI_Comm comm = open_comm();
     group_guard parent, members;
     check(MPI_Comm_group(comm, &parent.group), "MPI_Comm_group");
@@ -210,8 +231,35 @@ std::shared_ptr<distdl::communicator> mpi_communicator::do_create_sub(const std:
     if (sub == MPI_COMM_NULL)
         throw communication_error("MPI communicator: MPI_Comm_create_group gave no communicator to rank " +
                                   std::to_string(rank_) + " of " + format_list(ranks));
-    comm_handle owned(sub);
-    return std::make_shared<mpi_communicator>(std::move(owned));
+    return comm_handle(sub);
+}
+
+void mpi_communicator::require_same_list(MPI_Comm over_sorted, const std::vector<int>& ranks,
+                                         const std::vector<int>& sorted) const {
+    std::uint64_t digest = 1469598103934665603ull;  // FNV-1a over the list, in its order
+    for (int r : ranks) digest = (digest ^ static_cast<std::uint32_t>(r)) * 1099511628211ull;
+    std::uint64_t least[2] = {digest, ~digest};  // the minimum of ~digest is ~(the maximum)
+    check(MPI_Allreduce(MPI_IN_PLACE, least, 2, MPI_UINT64_T, MPI_MIN, over_sorted), "MPI_Allreduce");
+    if (least[0] == ~least[1]) return;
+    // Every member found the same disagreement: all of them gather the lists for the message.
+    const int n = to_int(ranks.size(), "sub-communicator size");
+    std::vector<int> lists(ranks.size() * ranks.size());
+    check(MPI_Allgather(ranks.data(), n, MPI_INT, lists.data(), n, MPI_INT, over_sorted), "MPI_Allgather");
+    std::vector<std::pair<std::vector<int>, std::vector<int>>> callers;  // a list, the ranks that gave it
+    for (std::size_t m = 0; m < sorted.size(); ++m) {
+        std::vector<int> list(lists.begin() + std::ptrdiff_t(m * ranks.size()),
+                              lists.begin() + std::ptrdiff_t((m + 1) * ranks.size()));
+        auto it = std::find_if(callers.begin(), callers.end(), [&](const auto& c) { return c.first == list; });
+        if (it == callers.end()) callers.push_back({std::move(list), {sorted[m]}});
+        else it->second.push_back(sorted[m]);
+    }
+    std::string which;
+    for (const auto& [list, callers_of_list] : callers)
+        which += (which.empty() ? "" : "; ") +
+                 (callers_of_list.size() == 1 ? "rank " + std::to_string(callers_of_list.front())
+                                              : "ranks " + ::distdl::detail::format_rank_set(callers_of_list)) +
+                 " called create_sub(" + format_list(list) + ")";
+    throw communication_error("MPI communicator: members of a sub-communicator passed different rank lists: " + which);
 }
 
 request mpi_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {

@@ -91,6 +91,10 @@ class mpi_communicator final : public distdl::communicator {
   private:
     // The handle, or communication_error if this object was moved from.
     MPI_Comm open_comm() const;
+    // The sub-communicator of `ranks` in that order (MPI_Comm_create_group).
+    comm_handle create_group(const std::vector<int>& ranks);
+    // Refuses, on every member, lists that differ between the members of `over_sorted`.
+    void require_same_list(MPI_Comm over_sorted, const std::vector<int>& ranks, const std::vector<int>& sorted) const;
 
     comm_handle comm_;
     int rank_ = -1;

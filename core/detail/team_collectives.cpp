@@ -122,7 +122,7 @@ template <class T>
 std::string zero_volume_problem(const tensor<T>& x, const partition& team, const char* layer) {
     if (x.size() == 0) return {};
     return std::string(layer) + ": world rank " + std::to_string(team.world_comm()->rank()) +
-           " provides no data here and must pass a zero-volume tensor, got shape " + format_list(shape_of(x));
+           " provides no data here and must pass a zero-volume tensor, got shape " + format_piece_shape(shape_of(x));
 }
 
 // Metadata traffic is labelled apart from the data ("<label>.shapes").

@@ -21,7 +21,7 @@ void require_gradient_shape(const cartesian_partition& P_x, const char* name, co
     if (!has_shape(dy, expected)) {
         const int worker = P_x.rank();
         problem = std::string(name) + ": dy on P_x worker " + std::to_string(worker) + " (world rank " +
-                  std::to_string(P_x.members()[worker]) + ") has shape " + format_list(shape_of(dy)) +
+                  std::to_string(P_x.members()[worker]) + ") has shape " + format_piece_shape(shape_of(dy)) +
                   ", expected " + format_list(expected) + why;
     }
     if (P_x.size() > 1) detail::agree_on_call(*P_x.comm(), problem, false);

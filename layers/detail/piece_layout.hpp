@@ -32,7 +32,9 @@ inline std::string agree_on_piece_layout(const cartesian_partition& P_x, const s
         std::ostringstream out;
         out << name << ": x on P_x worker " << w << " (world rank " << P_x.members()[w] << ") has shape ";
         if (all[w][0] + 1 > words) out << "of rank " << all[w][0];
-        else out << format_list(std::vector<std::uint64_t>(all[w].begin() + 1, all[w].begin() + 1 + std::ptrdiff_t(all[w][0])));
+        else
+            out << format_piece_shape(
+                std::vector<std::uint64_t>(all[w].begin() + 1, all[w].begin() + 1 + std::ptrdiff_t(all[w][0])));
         return out.str();
     };
     for (std::size_t w = 0; w < all.size(); ++w)

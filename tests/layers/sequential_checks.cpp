@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/broadcast.hpp"
+#include "core/repartition.hpp"
 #include "layers/linear.hpp"
 #include "layers/relu.hpp"
 #include "layers/sequential.hpp"
@@ -119,13 +120,15 @@ DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
         if (in) DCHECK_THROWS(call(), distdl::invalid_argument, expected);
         else DCHECK_EQ(distdl::shape_of(call()), (shape_t{0}));
     };
+    // How the others name the zero-dimensional piece worker 0 passes on.
+    const std::string mark = "(in a sequential: the mark of an earlier failure on that worker, whose error says why)";
     // Forward: Linear 4 -> 3 on worker 0 alone, then Linear 3 -> 2 from worker 0 to P_y 1x4.
     sequential<double> net;
     net.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3, linear_options{.seed = 1});
     net.emplace<distributed_linear<double>>(P_0, P_4, P_W, 3, 2, linear_options{.seed = 2});
     expect_refusal([&] { return net.forward(on_0({2, 5})); },
                    "Linear: x on P_x worker 0 (world rank 0) has shape [2,5], expected [batch, 4]",
-                   "Linear: x on P_x worker 0 (world rank 0) has shape [], expected [batch, 3]");
+                   "Linear: x on P_x worker 0 (world rank 0) has shape [] " + mark + ", expected [batch, 3]");
     DCHECK_EQ(distdl::shape_of(net.forward(on_0({2, 4}))), in ? (shape_t{2, me < 2 ? 1u : 0u}) : (shape_t{0}));
     // Adjoint: Linear 8 -> 3 from P_x 1x4 to worker 0, then Linear 3 -> 2 on worker 0 alone.
     sequential<double> back;
@@ -136,7 +139,7 @@ DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
     const tensor<double> y = back.forward(x);
     expect_refusal([&] { return back.adjoint(on_0({2, 3})); },
                    "Linear: dy on P_y worker 0 (world rank 0) has shape [2,3], expected [batch, 2]",
-                   "Linear: dy on P_y worker 0 (world rank 0) has shape [], expected [batch, 3]");
+                   "Linear: dy on P_y worker 0 (world rank 0) has shape [] " + mark + ", expected [batch, 3]");
     DCHECK_EQ(distdl::shape_of(back.adjoint(y)), in ? (shape_t{2, 2}) : (shape_t{0}));
     // A module that only moves data delivers the mark of worker 0's failure (Linear 4 -> 3 on
     // worker 0, then a Broadcast to a 2 x 2 grid and a ReLU there): the receivers fail too.
@@ -149,6 +152,15 @@ DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
                    "Linear: x on P_x worker 0 (world rank 0) has shape [2,5], expected [batch, 4]",
                    "sequential: module [1] of 3 delivered the mark of a failure in forward");
     DCHECK_EQ(distdl::shape_of(spread.forward(on_0({2, 4}))), in ? (shape_t{2, 3}) : (shape_t{0}));
+    // A primitive that needs worker 0's piece (Repartition to P_4) refuses it on all its workers.
+    sequential<double> moved;
+    moved.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3, linear_options{.seed = 6});
+    moved.emplace<distdl::repartition<double>>(P_0, P_4);
+    expect_refusal([&] { return moved.forward(on_0({2, 5})); },
+                   "Linear: x on P_x worker 0 (world rank 0) has shape [2,5], expected [batch, 4]",
+                   "Repartition from P_x shape [1,1] to P_y shape [1,4]: the tensor must have rank 2, but worker 0 "
+                   "of P_x holds local shape [] " + mark + " (rank 0)");
+    DCHECK_EQ(distdl::shape_of(moved.forward(on_0({2, 4}))), in ? (shape_t{2, me < 3 ? 1u : 0u}) : (shape_t{0}));
 }
 
 // A module whose input partition is not where the module before it leaves its output: here the

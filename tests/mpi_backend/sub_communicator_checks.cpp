@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/communicator.hpp"
@@ -52,6 +53,20 @@ void exercise(const std::shared_ptr<distdl::communicator>& sub, const std::vecto
 }
 
 }  // namespace
+
+// The last rank lists the world reversed, the others in order: refused on every member, naming
+// the lists (Open MPI's MPI_Comm_create_group would wait forever). The world works on after.
+DISTDL_CHECK(create_sub_lists_in_another_order_refused, world_size >= 2) {
+    const int n = world->size(), r = world->rank();
+    const auto members = range_of(0, n);
+    auto reversed = members;
+    std::reverse(reversed.begin(), reversed.end());
+    DCHECK_THROWS(world->create_sub(r == n - 1 ? reversed : members), distdl::communication_error,
+                  "members of a sub-communicator passed different rank lists");
+    DCHECK_THROWS(world->create_sub(r == n - 1 ? reversed : members), distdl::communication_error,
+                  "rank " + std::to_string(n - 1) + " called create_sub(" + distdl::format_list(reversed) + ")");
+    exercise(world->create_sub(members), members, r);
+}
 
 // The whole world, reversed.
 DISTDL_CHECK(create_sub_reversed_world, world_size >= 1) {
