@@ -104,7 +104,8 @@ class communicator {
 
     // Sub-communicator of the listed ranks (in this communicator's numbering, in the new
     // order). Collective over the listed ranks only; only they may call it, and every
-    // member must pass the same list.
+    // member must pass the same list (the same ranks in another order are refused on every
+    // member; other ranks wait, as for a member that does not call).
     std::shared_ptr<communicator> create_sub(const std::vector<int>& ranks);
 
     request isend(const void* buf, std::size_t count, dtype type, int dest, int tag);
