@@ -1,12 +1,12 @@
 #include "mpi_backend/communicator.hpp"
 
-#include "core/detail/argument_agreement.hpp"
-
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
 #include <utility>
+
+#include "core/detail/argument_agreement.hpp"
 
 namespace distdl::mpi {
 
@@ -236,7 +236,7 @@ comm_handle mpi_communicator::create_group(const std::vector<int>& ranks) {
 
 void mpi_communicator::require_same_list(MPI_Comm over_sorted, const std::vector<int>& ranks,
                                          const std::vector<int>& sorted) const {
-    std::uint64_t digest = 1469598103934665603ull;  // FNV-1a over the list, in its order
+    std::uint64_t digest = 1469598103934665603ull;  // an FNV-style hash of the list, in its order
     for (int r : ranks) digest = (digest ^ static_cast<std::uint32_t>(r)) * 1099511628211ull;
     std::uint64_t least[2] = {digest, ~digest};  // the minimum of ~digest is ~(the maximum)
     check(MPI_Allreduce(MPI_IN_PLACE, least, 2, MPI_UINT64_T, MPI_MIN, over_sorted), "MPI_Allreduce");
