@@ -240,11 +240,11 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
     // channel ci, so every co has a worker that knows; their marked terms spoil every sum into
     // P_y. So all of P_w and P_y learn it, and the P_x workers of channel ci; the others only when
     // they are among those. A worker can spoil the broadcast it receives only as its sender or a
-    // receiver alone: not when it sends another position's window (positions_agree). Adjoint: its row of (co, spatial index 0) learns it from the dy
-    // broadcast, spoils the window-gradient sums of every ci (all of P_w at spatial index 0 and
-    // the P_x workers there learn it), the halo exchange tells every P_x worker and the gradient
-    // sums to the owners every P_w worker; the P_y workers of other rows learn it only when they
-    // are among those.
+    // receiver alone: not when it sends another position's window (positions_agree). Adjoint: its
+    // row of (co, spatial index 0) learns it from the dy broadcast, spoils the window-gradient
+    // sums of every ci (all of P_w at spatial index 0 and the P_x workers there learn it), the
+    // halo exchange tells every P_x worker and the gradient sums to the owners every P_w worker;
+    // the P_y workers of other rows learn it only when they are among those.
     params_travel_forward =
         positions_agree(px, pw) && (x_identity || P_ci == 1 || members_within(px, {&pw, &py}));
     params_travel_adjoint = py.size() == 1 || members_within(py, {&pw, &px});

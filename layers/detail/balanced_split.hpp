@@ -34,9 +34,13 @@ split_along check_balanced_split(const shape_t& grid, std::size_t d, const Exten
     for (std::size_t e = d + 1; e < grid.size(); ++e) stride *= grid[e];
     const std::size_t n = grid[d], workers = volume(grid);
     for (std::size_t i = 0; i < n; ++i) s.length += extent(i * stride);
+    const auto index_along = [&](std::size_t w) { return w / stride % n; };
+    const auto fits = [&](std::size_t w, std::size_t length) {
+        return extent(w) == balanced_size(length, n, index_along(w));
+    };
     const auto first_off = [&](std::size_t length) {
         for (std::size_t w = 0; w < workers; ++w)
-            if (extent(w) != balanced_size(length, n, w / stride % n)) return w;
+            if (!fits(w, length)) return w;
         return std::numeric_limits<std::size_t>::max();
     };
     s.off = first_off(s.length);
@@ -60,7 +64,7 @@ split_along check_balanced_split(const shape_t& grid, std::size_t d, const Exten
     });
     const auto matches_of = [&](std::size_t length) {
         std::size_t m = 0;
-        for (std::size_t w = 0; w < workers; ++w) m += extent(w) == balanced_size(length, n, w / stride % n);
+        for (std::size_t w = 0; w < workers; ++w) m += fits(w, length);
         return m;
     };
     std::size_t best = matches_of(s.length);
@@ -71,7 +75,7 @@ split_along check_balanced_split(const shape_t& grid, std::size_t d, const Exten
             std::fill(upper.begin(), upper.end(), 0);
             std::fill(lower.begin(), lower.end(), 0);
             for (std::size_t w = 0; w < workers; ++w) {
-                const std::size_t e = extent(w), i = w / stride % n;
+                const std::size_t e = extent(w), i = index_along(w);
                 upper[i] += e == q + 1;
                 lower[i] += e == q;
             }
@@ -89,7 +93,7 @@ split_along check_balanced_split(const shape_t& grid, std::size_t d, const Exten
             }
         }
     s.off = first_off(s.length);
-    if (!s.balanced()) s.want = balanced_size(s.length, n, s.off / stride % n);
+    if (!s.balanced()) s.want = balanced_size(s.length, n, index_along(s.off));
     return s;
 }
 
