@@ -113,7 +113,7 @@ DISTDL_AVX512 inline __mmask16 first_lanes(idx n) {
 
 // OCB output channels × NV vectors of 16 output columns of one row; the last vector stored
 // under `last` (the columns that exist). A single vector (the row's tail) also loads its inputs
-// under `last`: an input read in place (no padded copy) may end right after the row's last tap.
+// under `last`, so that lanes past the row compute on zeros.
 template <int OCB, int NV>
 DISTDL_AVX512 void forward_tile(const image_pass& p, const float* in, const float* w, const float* bias, float* out,
                                 __mmask16 last) {
@@ -361,7 +361,7 @@ bool direct_convolution::supports(const conv_geometry& g) {
 const char* direct_convolution::isa() { return "avx512"; }
 
 direct_convolution::direct_convolution(const conv_geometry& g)
-    : g_(g), pads_(std::any_of(g.padding.begin(), g.padding.end(), [](std::size_t p) { return p > 0; })) {}
+    : g_(g) {}
 
 void direct_convolution::padded_image::prepare(idx n, idx c, idx r, idx s, idx h, idx w, idx ph, idx ld) {
     if (n == images && c == channels && r == rows && s == stride && h == height && w == width && ph == pad_h &&
@@ -397,21 +397,21 @@ void direct_convolution::forward(const shape_t& x_shape, const float* x, const f
     image_pass p{nullptr, c.L_h * c.L_w, c.L_w, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w, packed_.data(), b, nullptr};
     p.out_plane = c.m_h * c.m_w, p.out_stride = c.m_w;
     x_held_ = false;
-    if (pads_) p.in_stride = prepare_padded_x(x_pad_, c), p.in_plane = x_pad_.plane();
+    p.in_stride = prepare_padded_x(x_pad_, c), p.in_plane = x_pad_.plane();
     const idx band = band_rows((c.C_in * p.in_stride + c.C_out * c.m_w) * idx(sizeof(float)));
     for (idx n = 0; n < c.N; ++n) {
         const float* image = x + n * c.C_in * c.L_h * c.L_w;
-        p.in = pads_ ? x_pad_.slot_data(n) : image;
+        p.in = x_pad_.slot_data(n);
         p.out = y + n * c.C_out * c.m_h * c.m_w;
         idx filled = 0;  // rows of x in the padded copy
         for (idx i0 = 0; i0 < c.m_h; i0 += band) {
             const idx i1 = std::min(c.m_h, i0 + band);
-            if (pads_) filled = x_pad_.fill_up_to(n, image, filled, x_rows_read(c, i1));
+            filled = x_pad_.fill_up_to(n, image, filled, x_rows_read(c, i1));
             forward_rows(p, i0, i1);
         }
-        if (pads_) x_pad_.fill_up_to(n, image, filled, c.L_h);  // the whole image, for the backward
+        x_pad_.fill_up_to(n, image, filled, c.L_h);  // the whole image, for the backward
     }
-    if (pads_) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
+    x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
 }
 
 void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx) {
@@ -460,24 +460,24 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
         }
     }
 
-    // Backward weights: x's padded copy (the forward's, when it holds this x; x in place without
-    // padding), then the partial sums of the weights and of the bias.
+    // Backward weights: x's padded copy (the forward's, when it holds this x), then the partial
+    // sums of the weights and of the bias.
     weights_pass a{};
     float* bias_sums = nullptr;
     bool refill_x = false;
     if (weights) {
-        if (x == nullptr && c.C_in > 0 && (!pads_ || !holds_input(x_shape, x)))
+        if (x == nullptr && c.C_in > 0 && !holds_input(x_shape, x))
             throw std::logic_error("direct_convolution: backward without x needs the copy of its last forward's x");
-        if (pads_ && c.C_in > 0 && !(reuse_x && holds_input(x_shape, x))) {
+        if (c.C_in > 0 && !(reuse_x && holds_input(x_shape, x))) {
             refill_x = true;
             prepare_padded_x(x_pad_, c);
             x_held_ = false;
         }
         partial_sums_.resize(std::size_t((c.C_in * taps + 1) * c.C_out * 16));
         bias_sums = db ? partial_sums_.data() + c.C_in * taps * c.C_out * 16 : nullptr;
-        const idx in_plane = pads_ ? x_pad_.plane() : c.L_h * c.L_w, in_stride = pads_ ? padded_x_stride(c) : c.L_w;
-        a = weights_pass{nullptr, in_plane, in_stride, dy_data, dy_pad_.plane(), l.stride,           c.C_in,
-                         c.C_out, c.m_h,    c.m_w,     c.k_h,   c.k_w,           partial_sums_.data()};
+        a = weights_pass{nullptr, x_pad_.plane(), padded_x_stride(c), dy_data, dy_pad_.plane(), l.stride,
+                         c.C_in,  c.C_out,        c.m_h,              c.m_w,   c.k_h,           c.k_w,
+                         partial_sums_.data()};
     }
 
     const idx band = band_rows((c.C_out * l.stride + c.C_in * (c.L_w + a.in_stride)) * idx(sizeof(float)));
@@ -486,7 +486,7 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
         if (data_pass) p.out = dx + n * c.C_in * c.L_h * c.L_w;
         if (p.redirect) p.redirect_target = redirect->target + n * redirect->image;
         const bool weights_here = weights && c.C_in > 0;
-        if (weights_here) a.in = pads_ ? x_pad_.slot_data(n) : image;
+        if (weights_here) a.in = x_pad_.slot_data(n);
         idx dx_done = 0, filled = 0;  // rows of dx computed, rows of x in the padded copy
         for (idx i0 = 0; i0 < c.m_h; i0 += band) {
             const idx i1 = std::min(c.m_h, i0 + band);

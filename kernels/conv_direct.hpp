@@ -18,9 +18,12 @@
 // rows copied just before its passes read them, so they are read from L2 rather than from the L3
 // that the cores share (a whole 256 x 256 image of 16 channels, 4 MB, does not fit a 1 MB L2).
 //
-// Copies: with padding, forward pads x into one slot per image and keeps them; the backward of
-// that very input (backward with reuse_x) reads them instead of copying x again. Without
-// padding both read x in place (rows of any length: the row's last vector loads under a mask). Both backward passes
+// Copies: forward copies x, zero-padded, into one slot per image and keeps them; the backward
+// of that very input (backward with reuse_x) reads them instead of copying x again. The copy's
+// rows start on 64-byte boundaries, with or without padding: read in place, rows of a length
+// that is not a multiple of 16 (a halo window's 130) make most vectors straddle two cache lines,
+// and on AVX-512 Zen 5 that cost more than the copy (conv_bench's conv_local 16 -> 16 on
+// 130 x 130, padding 0: 11.2 ms per step in place, 9.6 ms through the copy). Both backward passes
 // read one zero-padded copy of each image of dy, made once (its rows 64-byte aligned for the
 // weights pass; its sums taken on the way for db). Scratch (padded images, packed weights,
 // partial sums) lives in the object and is reused across calls; one object serves one thread
@@ -74,8 +77,6 @@ class direct_convolution {
     // Whether the padded copy of the last forward's input (of this shape; at this address unless
     // x is null) is still held.
     bool holds_input(const shape_t& x_shape, const float* x) const;
-    // Whether forward keeps a copy of x (the padded images; without padding x is read in place).
-    bool copies_input() const { return pads_; }
 
     // Zeroed floats starting on a 64-byte boundary, so that vectors of 16 at multiples of 16
     // never straddle two cache lines (a split load costs two); resize() keeps the capacity.
@@ -111,7 +112,6 @@ class direct_convolution {
                 float* db, bool data_pass, bool weights, bool reuse_x, const dx_redirect* redirect);
 
     conv_geometry g_;
-    bool pads_ = false;  // some padding: x is read through its padded copy (else in place)
     padded_image x_pad_, dy_pad_;
     std::vector<float> packed_;        // weights as the forward kernel reads them
     aligned_floats partial_sums_;      // backward weights: 16 lanes per weight

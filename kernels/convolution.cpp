@@ -250,7 +250,7 @@ void convolution<T>::backward(const tensor<T>& x, const tensor<T>& dy, const ten
 
 template <class T>
 bool convolution<T>::retains_input() const {
-    return engines_->direct != nullptr && engines_->direct->copies_input();
+    return engines_->direct != nullptr;
 }
 
 template <class T>

@@ -73,7 +73,7 @@
 //
 // Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
 // reused while shapes stay the same. Where the local kernel keeps its own copy of its input
-// (kernels::convolution::retains_input: the direct engine with padding) the layer keeps none for
+// (kernels::convolution::retains_input: the direct engine) the layer keeps none for
 // the weight gradient and hands the kernel x itself when the window is the piece. A worker that
 // receives a sum of which its own contribution is a term (y along P_ci, the window gradient
 // along P_co) computes that term straight into its output and the sum runs in place there.

@@ -170,44 +170,47 @@ TEST(kernel_conv_direct, chosen_shapes_match_reference) {
 }
 
 // backward_last: the bits of backward(x, ...) after the forward of x, from the engine's own
-// padded copy (x overwritten in between); an engine that reads x in place (no padding) keeps
-// no copy and refuses it.
+// padded copy (x overwritten in between), with and without padding; an engine that keeps no
+// copy (im2col) refuses it.
 TEST(kernel_conv_direct, backward_last_uses_the_kept_input) {
     if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
     test::stream gen(47);
-    const kernels::conv_geometry g{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .padding = {1},
-                                   .bias = true};
-    kernels::convolution<float> kept(g, kernels::conv_engine::direct), given(g, kernels::conv_engine::direct);
-    ASSERT_TRUE(kept.retains_input());
-    const auto w = test::random_tensor<float>(kept.weight_shape(), gen);
-    const auto b = test::random_tensor<float>({6}, gen);
-    // The second shape's passes run in bands of rows: the kept copy must still be whole.
-    for (const shape_t& x_shape : {shape_t{2, 5, 7, 20}, shape_t{1, 5, 20, 8200}}) {
-        SCOPED_TRACE(format_list(x_shape));
-        auto x = test::random_tensor<float>(x_shape, gen);
-        const auto dy = test::random_tensor<float>(kept.output_shape(x_shape), gen);
-        tensor<float> y1, y2, dx1, dx2, dw1 = xt::zeros<float>(kept.weight_shape()), dw2 = dw1;
-        tensor<float> db1 = xt::zeros<float>(shape_t{6}), db2 = db1;
-        given.forward(x, w, &b, y2);
-        given.backward(x, dy, w, dx2, dw2, &db2);
-        kept.forward(x, w, &b, y1);
-        x.fill(7.0f);  // the caller's x changes: the kept copy serves
-        kept.backward_last(dy, w, dx1, dw1, &db1);
-        EXPECT_EQ(y1, y2);
-        EXPECT_EQ(dx1, dx2);
-        EXPECT_EQ(dw1, dw2);
-        EXPECT_EQ(db1, db2);
+    for (const std::size_t padding : {1, 0}) {
+        const kernels::conv_geometry g{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3},
+                                       .padding = {padding}, .bias = true};
+        kernels::convolution<float> kept(g, kernels::conv_engine::direct), given(g, kernels::conv_engine::direct);
+        ASSERT_TRUE(kept.retains_input());
+        const auto w = test::random_tensor<float>(kept.weight_shape(), gen);
+        const auto b = test::random_tensor<float>({6}, gen);
+        // The second shape's passes run in bands of rows: the kept copy must still be whole.
+        for (const shape_t& x_shape : {shape_t{2, 5, 7, 20}, shape_t{1, 5, 20, 8200}}) {
+            SCOPED_TRACE("padding " + std::to_string(padding) + ", x " + format_list(x_shape));
+            auto x = test::random_tensor<float>(x_shape, gen);
+            const auto dy = test::random_tensor<float>(kept.output_shape(x_shape), gen);
+            tensor<float> y1, y2, dx1, dx2, dw1 = xt::zeros<float>(kept.weight_shape()), dw2 = dw1;
+            tensor<float> db1 = xt::zeros<float>(shape_t{6}), db2 = db1;
+            given.forward(x, w, &b, y2);
+            given.backward(x, dy, w, dx2, dw2, &db2);
+            kept.forward(x, w, &b, y1);
+            x.fill(7.0f);  // the caller's x changes: the kept copy serves
+            kept.backward_last(dy, w, dx1, dw1, &db1);
+            EXPECT_EQ(y1, y2);
+            EXPECT_EQ(dx1, dx2);
+            EXPECT_EQ(dw1, dw2);
+            EXPECT_EQ(db1, db2);
+        }
     }
 
-    const kernels::conv_geometry unpadded{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
-    kernels::convolution<float> in_place(unpadded, kernels::conv_engine::direct);
-    EXPECT_FALSE(in_place.retains_input());
-    const auto x = test::random_tensor<float>({2, 5, 7, 20}, gen);
-    tensor<float> y, dx, dw = xt::zeros<float>(kept.weight_shape()), db = xt::zeros<float>(shape_t{6});
-    in_place.forward(x, w, &b, y);
-    EXPECT_THROW(in_place.backward_last(y, w, dx, dw, &db), distdl::invalid_argument);
-    kernels::convolution<double> im2col(g);
+    const kernels::conv_geometry g{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
+    kernels::convolution<float> im2col(g, kernels::conv_engine::im2col);
     EXPECT_FALSE(im2col.retains_input());
+    const auto x = test::random_tensor<float>({2, 5, 7, 20}, gen);
+    const auto w = test::random_tensor<float>(im2col.weight_shape(), gen);
+    const auto b = test::random_tensor<float>({6}, gen);
+    tensor<float> y, dx, dw = xt::zeros<float>(im2col.weight_shape()), db = xt::zeros<float>(shape_t{6});
+    im2col.forward(x, w, &b, y);
+    EXPECT_THROW(im2col.backward_last(y, w, dx, dw, &db), distdl::invalid_argument);
+    EXPECT_FALSE(kernels::convolution<double>(g).retains_input());
 }
 
 // The same object across input shapes: the padded copies are re-laid-out, never stale.
