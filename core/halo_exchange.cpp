@@ -296,20 +296,20 @@ std::string shape_problem(const tensor<T>& arg, const shape_t& expected, int me,
 template <class T>
 void halo_exchange<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     state_->kept_window = nullptr;
-    run_forward(x, y, true);
+    run_forward(x, y, true, false);
 }
 
 template <class T>
-void halo_exchange<T>::forward_kept(const tensor<T>& x, tensor<T>& window) {
+void halo_exchange<T>::forward_kept(const tensor<T>& x, tensor<T>& window, bool own_part_left_out) {
     auto& st = *state_;
     // The window's padding is still zero when it is the very tensor zeroed last time.
     const bool same = st.kept_window == window.data() && has_shape(window, st.window_shape);
-    run_forward(x, window, !same);
+    run_forward(x, window, !same, own_part_left_out);
     st.kept_window = st.P_x.active() ? window.data() : nullptr;
 }
 
 template <class T>
-void halo_exchange<T>::run_forward(const tensor<T>& x, tensor<T>& y, bool fill_padding) {
+void halo_exchange<T>::run_forward(const tensor<T>& x, tensor<T>& y, bool fill_padding, bool own_part_left_out) {
     auto& st = *state_;
     traffic_scope scope(st.P_x.world_comm()->traffic(), "halo_exchange");
     if (!st.P_x.active()) return idle_call(st.P_x, x, y, "HaloExchange");
@@ -321,7 +321,7 @@ void halo_exchange<T>::run_forward(const tensor<T>& x, tensor<T>& y, bool fill_p
     if (fill_padding) detail::fill_outside_box(y.data(), st.window_shape, st.inside_start, st.inside_extent, T(0));
     const T* src = problem.empty() ? x.data() : st.stand_in(volume(st.owned_shape));
     try {
-        st.exchange->forward(comm, src, y.data(), problem, false);
+        st.exchange->forward(comm, src, y.data(), problem, false, own_part_left_out);
     } catch (...) {
         st.kept_window = nullptr;  // the window may hold anything now
         throw;

@@ -37,6 +37,10 @@ class halo_exchange : public module<T> {
     //                                only when the window is (re)allocated or is not the tensor
     //                                of the last forward_kept (by address and shape): the
     //                                caller must not write into the window in between.
+    //                                own_part_left_out: the own part (own_part's box) is not
+    //                                copied, its elements of the window are unspecified: for a
+    //                                caller that reads them from x itself (the direct conv
+    //                                engine's x_patch), one pass over the piece less.
     //   own_part(...)                the box of the window that this worker's own piece fills:
     //                                false when there is none; else its start in the window,
     //                                its start in the piece and its extent.
@@ -44,7 +48,7 @@ class halo_exchange : public module<T> {
     //                                own part into dx (of the piece's shape; own_part's box):
     //                                that part of dy is not read, the rest of dx is zeroed and
     //                                the peers' parts are added as adjoint() does (the same bits).
-    void forward_kept(const tensor<T>& x, tensor<T>& window);
+    void forward_kept(const tensor<T>& x, tensor<T>& window, bool own_part_left_out = false);
     bool own_part(shape_t& window_start, shape_t& piece_start, shape_t& extent) const;
     void adjoint_own_part_placed(const tensor<T>& dy, tensor<T>& dx);
 
@@ -55,7 +59,7 @@ class halo_exchange : public module<T> {
   private:
     struct state;
     std::unique_ptr<state> state_;
-    void run_forward(const tensor<T>& x, tensor<T>& y, bool fill_padding);
+    void run_forward(const tensor<T>& x, tensor<T>& y, bool fill_padding, bool own_part_left_out);
     void run_adjoint(const tensor<T>& dy, tensor<T>& dx, bool own_part_placed);
 };
 

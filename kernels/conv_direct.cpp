@@ -377,13 +377,28 @@ void direct_convolution::aligned_floats::resize(std::size_t n) {
     start_ = storage_.data() + (((64 - address % 64) % 64) / sizeof(float));
 }
 
-idx direct_convolution::padded_image::fill_up_to(idx n, const float* image, idx r0, idx r1) {
+idx direct_convolution::padded_image::fill_up_to(idx n, const float* image, idx r0, idx r1, const x_patch* patch) {
     if (width == 0) return r1;
     float* slot = slot_data(n);
+    const bool patched_image = patch && n >= patch->n0 && n < patch->n0 + patch->images;
     for (idx c = 0; c < channels; ++c)
-        for (idx r = r0; r < r1; ++r)
-            std::memcpy(slot + c * plane() + (r + pad_h) * stride + lead, image + (c * height + r) * width,
-                        std::size_t(width) * sizeof(float));
+        for (idx r = r0; r < r1; ++r) {
+            float* to = slot + c * plane() + (r + pad_h) * stride + lead;
+            const float* from = image + (c * height + r) * width;
+            const bool patched = patched_image && c >= patch->c0 && c < patch->c0 + patch->channels &&
+                                 r >= patch->row0 && r < patch->row0 + patch->rows && patch->cols > 0;
+            if (!patched) {
+                std::memcpy(to, from, std::size_t(width) * sizeof(float));
+                continue;
+            }
+            const idx end = patch->col0 + patch->cols;
+            std::memcpy(to, from, std::size_t(patch->col0) * sizeof(float));
+            std::memcpy(to + patch->col0,
+                        patch->source + (n - patch->n0) * patch->image + (c - patch->c0) * patch->plane +
+                            (r - patch->row0) * patch->stride,
+                        std::size_t(patch->cols) * sizeof(float));
+            std::memcpy(to + end, from + end, std::size_t(width - end) * sizeof(float));
+        }
     return r1;
 }
 
@@ -391,7 +406,8 @@ bool direct_convolution::holds_input(const shape_t& x_shape, const float* x) con
     return x_held_ && x_held_shape_ == x_shape && (x == nullptr || x == x_held_address_);
 }
 
-void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y) {
+void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y,
+                                 const x_patch* patch) {
     const plane_problem c = lift_to_plane(g_, x_shape);
     pack_weights(w, c.C_out, c.C_in, c.k_h * c.k_w, false, packed_);
     image_pass p{nullptr, c.L_h * c.L_w, c.L_w, c.C_in, c.C_out, c.m_h, c.m_w, c.k_h, c.k_w, packed_.data(), b, nullptr};
@@ -406,10 +422,10 @@ void direct_convolution::forward(const shape_t& x_shape, const float* x, const f
         idx filled = 0;  // rows of x in the padded copy
         for (idx i0 = 0; i0 < c.m_h; i0 += band) {
             const idx i1 = std::min(c.m_h, i0 + band);
-            filled = x_pad_.fill_up_to(n, image, filled, x_rows_read(c, i1));
+            filled = x_pad_.fill_up_to(n, image, filled, x_rows_read(c, i1), patch);
             forward_rows(p, i0, i1);
         }
-        x_pad_.fill_up_to(n, image, filled, c.L_h);  // the whole image, for the backward
+        x_pad_.fill_up_to(n, image, filled, c.L_h, patch);  // the whole image, for the backward
     }
     x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
 }

@@ -51,6 +51,16 @@ class direct_convolution {
         std::ptrdiff_t image = 0, plane = 0, stride = 0;
     };
 
+    // Where forward reads part of x from elsewhere (forward with a patch): of images n0 … n0 +
+    // images − 1, channels c0 … c0 + channels − 1, rows row0 … row0 + rows − 1 and columns col0 …
+    // col0 + cols − 1 (1-d: row 0), element (n, c, row, column) is source[(n − n0)·image + (c −
+    // c0)·plane + (row − row0)·stride + (column − col0)]; x's own elements there are not read.
+    struct x_patch {
+        std::ptrdiff_t n0 = 0, images = 0, c0 = 0, channels = 0, row0 = 0, rows = 0, col0 = 0, cols = 0;
+        const float* source = nullptr;
+        std::ptrdiff_t image = 0, plane = 0, stride = 0;
+    };
+
     // Whether this CPU has the instruction set of the kernels (AVX-512F).
     static bool cpu_supported();
     // Whether the engine can run this normalized geometry here: 1 or 2 spatial dimensions,
@@ -62,8 +72,10 @@ class direct_convolution {
     // Requires supports(g).
     explicit direct_convolution(const conv_geometry& normalized_geometry);
 
-    // y (overwritten) = w * x + b (b null without bias). Requires C_in > 0.
-    void forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y);
+    // y (overwritten) = w * x + b (b null without bias), x read through `patch` when given.
+    // Requires C_in > 0.
+    void forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y,
+                 const x_patch* patch = nullptr);
     // dx (overwritten) = adjoint with respect to x.
     void backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx);
     // dw += adjoint with respect to w, db += adjoint with respect to b (db may be null).
@@ -101,8 +113,10 @@ class direct_convolution {
         void prepare(std::ptrdiff_t images, std::ptrdiff_t channels, std::ptrdiff_t rows, std::ptrdiff_t stride,
                      std::ptrdiff_t height, std::ptrdiff_t width, std::ptrdiff_t pad_h, std::ptrdiff_t lead);
         // Slot n, which holds rows 0 … r0 − 1 of the image (channels × height × width,
-        // row-major), gets rows r0 … r1 − 1 of every channel too; returns r1.
-        std::ptrdiff_t fill_up_to(std::ptrdiff_t n, const float* image, std::ptrdiff_t r0, std::ptrdiff_t r1);
+        // row-major), gets rows r0 … r1 − 1 of every channel too, the patch's box (when given)
+        // from its source; returns r1.
+        std::ptrdiff_t fill_up_to(std::ptrdiff_t n, const float* image, std::ptrdiff_t r0, std::ptrdiff_t r1,
+                                  const x_patch* patch = nullptr);
         std::ptrdiff_t plane() const { return rows * stride; }
         float* slot_data(std::ptrdiff_t n) { return data.data() + n * channels * plane(); }
     };

@@ -57,28 +57,62 @@ void copy_redirected(const tensor<T>& dx, const dx_redirect<T>& r) {
                                ::distdl::detail::box_op::assign);
 }
 
+// A caller's box (a redirect's or a patch's) must lie inside its array.
+void require_box_inside(const shape_t& shape, const shape_t& start, const shape_t& extent, const char* call,
+                        const char* box, const char* array) {
+    DISTDL_REQUIRE(box_lies_inside(shape, start, extent),
+                   "kernels::convolution::" << call << ": " << box << " at " << format_list(start) << " of extent "
+                                            << format_list(extent) << " does not lie inside " << array << " of shape "
+                                            << format_list(shape));
+}
+
 template <class T>
 bool spans_images_and_channels(const shape_t& x_shape, const dx_redirect<T>& r) {
     return r.start[0] == 0 && r.start[1] == 0 && r.extent[0] == x_shape[0] && r.extent[1] == x_shape[1] &&
            x_shape.size() <= 4;
 }
 
-// The redirect in the direct engine's terms (1-d: one row); requires spans_images_and_channels.
+// A box of a 1-d or 2-d problem's array in the direct engine's terms (1-d: one row), and the
+// strides of the other array (of `other_shape`) it is delivered to or read from.
+struct plane_box {
+    std::ptrdiff_t row0, rows, col0, cols, image, plane, stride;
+};
+
+plane_box lift_box(const shape_t& x_shape, const shape_t& start, const shape_t& extent, const shape_t& other_shape) {
+    using idx = std::ptrdiff_t;
+    const std::size_t w = x_shape.size() - 1;
+    const shape_t& os = other_shape;
+    const idx plane = w == 3 ? idx(os[2] * os[3]) : idx(os[2]);
+    return {w == 3 ? idx(start[2]) : 0, w == 3 ? idx(extent[2]) : 1, idx(start[w]), idx(extent[w]),
+            idx(os[1]) * plane,         plane,                          idx(os[w])};
+}
+
+// The redirect in the direct engine's terms; requires spans_images_and_channels.
 template <class T>
 detail::direct_convolution::dx_redirect lift_redirect(const shape_t& x_shape, const dx_redirect<T>& r) {
-    using idx = std::ptrdiff_t;
-    detail::direct_convolution::dx_redirect d;
-    const std::size_t w = x_shape.size() - 1;
-    const shape_t& ts = r.target_shape;
-    d.col0 = idx(r.start[w]), d.cols = idx(r.extent[w]);
-    d.row0 = w == 3 ? idx(r.start[2]) : 0;
-    d.rows = w == 3 ? idx(r.extent[2]) : 1;
-    d.stride = idx(ts[w]);
-    d.plane = w == 3 ? idx(ts[2] * ts[3]) : idx(ts[2]);
-    d.image = idx(ts[1]) * d.plane;
+    const plane_box b = lift_box(x_shape, r.start, r.extent, r.target_shape);
+    detail::direct_convolution::dx_redirect d{b.row0, b.rows, b.col0, b.cols, nullptr, b.image, b.plane, b.stride};
     if constexpr (std::is_same_v<T, float>)
-        d.target = r.target + ::distdl::detail::box_offset(ts, r.target_start);
+        d.target = r.target + ::distdl::detail::box_offset(r.target_shape, r.target_start);
     return d;
+}
+
+// The patch in the direct engine's terms.
+detail::direct_convolution::x_patch lift_patch(const shape_t& x_shape, const x_patch<float>& p) {
+    using idx = std::ptrdiff_t;
+    const plane_box b = lift_box(x_shape, p.start, p.extent, p.source_shape);
+    return {idx(p.start[0]),
+            idx(p.extent[0]),
+            idx(p.start[1]),
+            idx(p.extent[1]),
+            b.row0,
+            b.rows,
+            b.col0,
+            b.cols,
+            p.source + ::distdl::detail::box_offset(p.source_shape, p.source_start),
+            b.image,
+            b.plane,
+            b.stride};
 }
 
 }  // namespace
@@ -164,11 +198,13 @@ void convolution<T>::check_output_gradient(const shape_t& x_shape, const tensor<
 }
 
 template <class T>
-void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y) {
+void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y,
+                             const x_patch<T>* patch) {
     const shape_t x_shape = shape_of(x);
     const shape_t y_shape = output_shape(x_shape);
     engines_->forward_shape.reset();
     check_parameters(w, b, "forward", "bias");
+    if (patch) check_patch(x_shape, *patch);
     engines_->forward_shape = x_shape;
     if (shape_of(y) != y_shape) y.resize(y_shape);
     if (engines_->onednn) engines_->onednn->forget_last_passes();  // until this forward runs there
@@ -184,7 +220,10 @@ void convolution<T>::forward(const tensor<T>& x, const tensor<T>& w, const tenso
     const T* bias = b ? b->data() : nullptr;
     if constexpr (std::is_same_v<T, float>) {
         if (engines_->direct) {
-            engines_->direct->forward(x_shape, x.data(), w.data(), bias, y.data());
+            std::optional<detail::direct_convolution::x_patch> direct_patch;
+            if (patch) direct_patch = lift_patch(x_shape, *patch);
+            engines_->direct->forward(x_shape, x.data(), w.data(), bias, y.data(),
+                                      direct_patch ? &*direct_patch : nullptr);
             engines_->used_direct();
             return;
         }
@@ -227,6 +266,21 @@ void convolution<T>::backward_weights(const tensor<T>& x, const tensor<T>& dy, t
 }
 
 template <class T>
+void convolution<T>::check_patch(const shape_t& x_shape, const x_patch<T>& p) const {
+    DISTDL_REQUIRE(retains_input(), "kernels::convolution::forward: an x patch needs an engine that keeps its input "
+                                    "(the direct engine); this object runs on "
+                                        << (engines_->onednn ? "oneDNN" : "im2col"));
+    DISTDL_REQUIRE(p.start.size() == x_shape.size() && p.extent.size() == x_shape.size() &&
+                       p.source_shape.size() == x_shape.size() && p.source_start.size() == x_shape.size() &&
+                       (p.source != nullptr || volume(p.extent) == 0),
+                   "kernels::convolution::forward: an x patch needs start, extent, source shape and source start of "
+                   "rank "
+                       << x_shape.size() << " and a source");
+    require_box_inside(x_shape, p.start, p.extent, "forward", "the patched box of x", "x");
+    require_box_inside(p.source_shape, p.source_start, p.extent, "forward", "the patch's source box", "the source");
+}
+
+template <class T>
 void convolution<T>::check_redirect(const shape_t& x_shape, const dx_redirect<T>& r) const {
     DISTDL_REQUIRE(r.start.size() == x_shape.size() && r.extent.size() == x_shape.size() &&
                        r.target_shape.size() == x_shape.size() && r.target_start.size() == x_shape.size() &&
@@ -234,8 +288,9 @@ void convolution<T>::check_redirect(const shape_t& x_shape, const dx_redirect<T>
                    "kernels::convolution::backward: a dx redirect needs start, extent, target shape and target start "
                    "of rank "
                        << x_shape.size() << " and a target");
-    ::distdl::detail::require_box_inside(x_shape, r.start, r.extent, "redirected box of dx");
-    ::distdl::detail::require_box_inside(r.target_shape, r.target_start, r.extent, "redirect target box");
+    require_box_inside(x_shape, r.start, r.extent, "backward", "the redirected box of dx", "dx");
+    require_box_inside(r.target_shape, r.target_start, r.extent, "backward", "the redirect's target box",
+                       "the target");
 }
 
 template <class T>

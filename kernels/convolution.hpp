@@ -9,6 +9,8 @@
 //
 //   forward(x, w, b, y)              y = w * x + b        (y overwritten; resized only if its
 //                                                          shape differs, so reuse allocates nothing)
+//                                    optionally with an x_patch: a box of x read from another
+//                                    array (only where retains_input(): the direct engine)
 //   backward_data(dy, w, x_shape, dx) dx = (∂y/∂x)ᵀ dy    (dx overwritten; resized likewise)
 //   backward_weights(x, dy, dw, db)  dw += (∂y/∂w)ᵀ dy, db += Σ dy
 //                                    (ACCUMULATES: zero dw/db first for a fresh gradient; dw
@@ -64,6 +66,18 @@ struct dx_redirect {
     shape_t target_shape, target_start;
 };
 
+// Where forward() reads part of x from another array (e.g. a halo window whose middle is the
+// caller's own piece, which the window then need not hold): the box of x at `start` of `extent`
+// (every dimension) is `source`, an array of `source_shape`, from `source_start`; x's elements
+// in that box are not read. The same bits as with that box copied into x. The backward of that
+// forward (backward_last) reads the kernel's own copy, patch included.
+template <class T>
+struct x_patch {
+    shape_t start, extent;
+    const T* source = nullptr;
+    shape_t source_shape, source_start;
+};
+
 template <class T>
 class convolution {
   public:
@@ -79,7 +93,8 @@ class convolution {
     shape_t weight_shape() const;
     shape_t output_shape(const shape_t& x_shape) const;
 
-    void forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y);
+    void forward(const tensor<T>& x, const tensor<T>& w, const tensor<T>* b, tensor<T>& y,
+                 const x_patch<T>* patch = nullptr);
     void backward_data(const tensor<T>& dy, const tensor<T>& w, const shape_t& x_shape, tensor<T>& dx);
     void backward_weights(const tensor<T>& x, const tensor<T>& dy, tensor<T>& dw, tensor<T>* db);
     // Both backward passes at once (the same bits as backward_data + backward_weights). When x is
@@ -108,6 +123,7 @@ class convolution {
     void direct_backward(const shape_t& x_shape, const T* x, const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx,
                          tensor<T>& dw, tensor<T>* db, const dx_redirect<T>* redirect);
     void check_redirect(const shape_t& x_shape, const dx_redirect<T>& redirect) const;
+    void check_patch(const shape_t& x_shape, const x_patch<T>& patch) const;
 
     conv_geometry g_;
     conv_engine engine_;

@@ -119,6 +119,10 @@ struct general_conv<T>::state {
     // no copy of its own for the backward pass, and a worker whose window is its own piece
     // (x_identity without a halo, or the source of its own copy along P_co) hands the kernel x.
     bool kernel_keeps_x = false;
+    // With a halo, the window on this very worker's kernel and the kernel keeping its own copy:
+    // the halo exchange leaves the window's own part out and the kernel reads it from the piece
+    // (x_patch), so the piece is copied once, not into the window and again into the kernel.
+    bool window_patched = false;
     shape_t window_shape;  // P_w: the shape of the last forward's window
     // This worker receives the sum of its own contribution (of y along P_ci; of the window
     // gradient along P_co): it computes its term straight into the output and the sum runs in
@@ -175,7 +179,7 @@ struct general_conv<T>::state {
     shape_t window_for(std::size_t batch, std::size_t channels, const shape_t& global, const shape_t& grid,
                          const shape_t& at) const;
     shape_t local_output_shape(const tensor<T>& xin) const;
-    void local_forward(const tensor<T>& xin, tensor<T>& out);
+    void local_forward(const tensor<T>& xin, const tensor<T>& x, tensor<T>& out);
     void local_backward(const tensor<T>* xin, const tensor<T>& dy, tensor<T>& dx_out,
                         const kernels::dx_redirect<T>* redirect = nullptr);
     std::string check_parameters(bool with_grad) const;
@@ -303,6 +307,7 @@ void general_conv<T>::state::build(const cartesian_partition& px, const cartesia
         planned_window = window_for((*spec.input_shape)[0], in_block, *spec.input_shape, w_grid, at);
     kernel = std::make_unique<kernels::convolution<T>>(g, kernels::conv_engine::automatic, planned_window);
     kernel_keeps_x = kernel->retains_input();
+    window_patched = any_halo && x_identity && kernel_keeps_x;
 }
 
 // Collective over P_x: every worker's piece shape; on all of them the same verdict (empty when
@@ -411,7 +416,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         std::string problem = check_given_piece(x);
         if (halo) {  // its per-call status refuses a piece off the plan on every P_x worker
             try {
-                halo->forward_kept(problem.empty() ? x : marker, x_hat);
+                halo->forward_kept(problem.empty() ? x : marker, x_hat, window_patched);
                 return {};
             } catch (const invalid_argument&) {
                 refused = true;  // the reason: this worker's, or (empty) another's, told in refuse()
@@ -429,7 +434,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         // The halo exchange notices (on every P_x worker) any piece that differs from its plan.
         if (halo) {
             try {
-                halo->forward_kept(x, x_hat);
+                halo->forward_kept(x, x_hat, window_patched);
                 return {};
             } catch (const invalid_argument&) {
             }
@@ -437,7 +442,7 @@ std::string general_conv<T>::state::prepare_window(const tensor<T>& x, bool& ref
         const std::string problem = agree_on_layout(x);
         refused = !problem.empty();
         if (!problem.empty()) return problem;
-        if (halo) halo->forward_kept(x, x_hat);
+        if (halo) halo->forward_kept(x, x_hat, window_patched);
         else detail::prepare_output(x_hat, empty_batch_window());  // batch 0: nothing to exchange
         return {};
     }
@@ -520,8 +525,9 @@ shape_t general_conv<T>::state::local_output_shape(const tensor<T>& xin) const {
     return out;
 }
 
+// `x`: this worker's piece, read in place of the window's own part when window_patched.
 template <class T>
-void general_conv<T>::state::local_forward(const tensor<T>& xin, tensor<T>& out) {
+void general_conv<T>::state::local_forward(const tensor<T>& xin, const tensor<T>& x, tensor<T>& out) {
     const shape_t shape = local_output_shape(xin);
     window_shape = shape_of(xin);
     if (volume(shape) == 0) {
@@ -530,7 +536,10 @@ void general_conv<T>::state::local_forward(const tensor<T>& xin, tensor<T>& out)
     }
     const tensor<T>& w = param_identity ? weight.value : w_use;
     const tensor<T>* b = uses_bias ? (param_identity ? &bias.value : &b_use) : nullptr;
-    kernel->forward(xin, w, b, out);
+    kernels::x_patch<T> own;
+    const bool patched = window_patched && halo && &xin == &x_hat && halo->own_part(own.start, own.source_start, own.extent);
+    if (patched) own.source = x.data(), own.source_shape = shape_of(x);
+    kernel->forward(xin, w, b, out, patched ? &own : nullptr);
 }
 
 // dx_out (overwritten) and dw_partial, db_partial (overwritten) for the last forward's window:
@@ -713,7 +722,7 @@ void general_conv<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
             contribution = &st.marker;
         } else {
             tensor<T>& out = st.y_identity || st.y_in_place ? y : st.y_partial;
-            st.local_forward(*xin, out);
+            st.local_forward(*xin, x, out);
             contribution = &out;
         }
     }

@@ -74,7 +74,9 @@
 // Memory: windows, partial outputs, gradient buffers and the packed parameters are members,
 // reused while shapes stay the same. Where the local kernel keeps its own copy of its input
 // (kernels::convolution::retains_input: the direct engine) the layer keeps none for
-// the weight gradient and hands the kernel x itself when the window is the piece. A worker that
+// the weight gradient and hands the kernel x itself when the window is the piece; where the
+// window of a halo exchange goes to this very worker's kernel, the exchange leaves its middle
+// out and the kernel reads that from x (kernels::x_patch). A worker that
 // receives a sum of which its own contribution is a term (y along P_ci, the window gradient
 // along P_co) computes that term straight into its output and the sum runs in place there.
 #include <cstddef>

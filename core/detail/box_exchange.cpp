@@ -61,8 +61,9 @@ void box_exchange<T>::reverse(communicator& comm, const T* dst_like, T* src_like
 }
 
 template <class T>
-bool box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed) {
-    return agreed_run(comm, true, src, dst, box_op::assign, problem, changed);
+bool box_exchange<T>::forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed,
+                              bool self_placed) {
+    return agreed_run(comm, true, src, dst, box_op::assign, problem, changed, self_placed);
 }
 
 template <class T>

@@ -127,8 +127,10 @@ class box_exchange {
     void reverse(communicator& comm, const T* dst_like, T* src_like, box_op op,
                  const std::function<void()>& before_sends = {});
     // The same, agreeing on the call's status (step 4): returns whether any worker changed.
-    bool forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed);
-    // self_placed: the caller has already moved the self box (it is not copied).
+    // self_placed: the self box is not copied (forward: the caller reads it from src itself;
+    // reverse: the caller has already moved it).
+    bool forward(communicator& comm, const T* src, T* dst, const std::string& problem, bool changed,
+                 bool self_placed = false);
     bool reverse(communicator& comm, const T* dst_like, T* src_like, box_op op, const std::string& problem,
                  bool changed, bool self_placed = false);
 

@@ -5,6 +5,7 @@
 // Where the CPU lacks AVX-512 the engine cannot run: those tests are skipped, visibly.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <sstream>
 
 #include "core/detail/box_copy.hpp"
@@ -317,6 +318,73 @@ TEST(kernel_conv_direct, engine_selection) {
               "direct:avx512");
 }
 
+// forward with an x patch: the box of x comes from the source, x's own elements there are never
+// read (NaN in the test), and forward and backward_last give the bits of the plain passes on x
+// with the box copied in; 2-d and 1-d, boxes spanning every image and channel (a halo window's
+// own middle) and boxes that do not, padding or none. Engines that keep no copy of x refuse a
+// patch, and so does a box outside x or its source.
+TEST(kernel_conv_direct, forward_patch_gives_the_same_bits) {
+    if (!kernels::detail::direct_convolution::cpu_supported()) GTEST_SKIP() << no_isa;
+    test::stream gen(49);
+    struct trial {
+        kernels::conv_geometry g;
+        shape_t x_shape, start, extent, source_shape, source_start;
+    };
+    const kernels::conv_geometry g2{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
+    const kernels::conv_geometry g2p{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .padding = {1},
+                                     .bias = true};
+    const kernels::conv_geometry g1{.in_channels = 3, .out_channels = 4, .kernel_size = {3}, .bias = false};
+    const std::vector<trial> trials{
+        {g2, {2, 5, 9, 35}, {0, 0, 1, 1}, {2, 5, 7, 33}, {2, 5, 7, 33}, {0, 0, 0, 0}},
+        {g2, {2, 5, 9, 35}, {0, 0, 0, 2}, {2, 5, 9, 20}, {3, 6, 10, 21}, {1, 1, 1, 1}},
+        {g2p, {2, 5, 7, 20}, {0, 0, 2, 0}, {2, 5, 3, 20}, {2, 5, 3, 20}, {0, 0, 0, 0}},
+        {g2, {2, 5, 9, 35}, {1, 2, 1, 1}, {1, 3, 7, 33}, {1, 3, 7, 33}, {0, 0, 0, 0}},
+        {g2, {1, 5, 20, 8200}, {0, 0, 1, 1}, {1, 5, 18, 8198}, {1, 5, 18, 8198}, {0, 0, 0, 0}},  // in bands
+        {g1, {2, 3, 40}, {0, 0, 1}, {2, 3, 38}, {2, 3, 38}, {0, 0, 0}},
+        {g1, {2, 3, 40}, {0, 1, 0}, {2, 1, 40}, {2, 3, 40}, {0, 2, 0}},
+    };
+    for (const auto& t : trials) {
+        SCOPED_TRACE(describe(t.g, t.x_shape) + " box at " + format_list(t.start));
+        kernels::convolution<float> plain(t.g, kernels::conv_engine::direct), patched(t.g, kernels::conv_engine::direct);
+        const auto x = test::random_tensor<float>(t.x_shape, gen);
+        const auto w = test::random_tensor<float>(plain.weight_shape(), gen);
+        const auto b = test::random_tensor<float>({t.g.out_channels}, gen);
+        const tensor<float>* bias = t.g.bias ? &b : nullptr;
+        const auto dy = test::random_tensor<float>(plain.output_shape(t.x_shape), gen);
+        // The box's values in the source; in the patched object's x, NaN (never read).
+        tensor<float> source(t.source_shape), holey = x;
+        source.fill(-5.0f);
+        distdl::detail::copy_box(x.data(), t.x_shape, t.start, source.data(), t.source_shape, t.source_start,
+                                 t.extent, distdl::detail::box_op::assign);
+        distdl::detail::fill_box(holey.data(), t.x_shape, t.start, t.extent, std::numeric_limits<float>::quiet_NaN());
+        const kernels::x_patch<float> patch{t.start, t.extent, source.data(), t.source_shape, t.source_start};
+        tensor<float> y1, y2, dx1, dx2, dw1 = xt::zeros<float>(plain.weight_shape()), dw2 = dw1;
+        tensor<float> db1 = xt::zeros<float>(shape_t{t.g.out_channels}), db2 = db1;
+        plain.forward(x, w, bias, y1);
+        plain.backward(x, dy, w, dx1, dw1, t.g.bias ? &db1 : nullptr);
+        patched.forward(holey, w, bias, y2, &patch);
+        patched.backward_last(dy, w, dx2, dw2, t.g.bias ? &db2 : nullptr);
+        EXPECT_EQ(y1, y2);
+        EXPECT_EQ(dx1, dx2);
+        EXPECT_EQ(dw1, dw2);
+        EXPECT_EQ(db1, db2);
+    }
+
+    const kernels::conv_geometry g{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
+    const auto x = test::random_tensor<float>({2, 5, 9, 35}, gen);
+    const auto w = test::random_tensor<float>({6, 5, 3, 3}, gen);
+    const auto b = test::random_tensor<float>({6}, gen);
+    tensor<float> y;
+    const kernels::x_patch<float> patch{{0, 0, 1, 1}, {2, 5, 7, 33}, x.data(), {2, 5, 9, 35}, {0, 0, 1, 1}};
+    kernels::convolution<float> im2col(g, kernels::conv_engine::im2col);
+    EXPECT_THROW(im2col.forward(x, w, &b, y, &patch), distdl::invalid_argument);
+    kernels::convolution<float> direct(g, kernels::conv_engine::direct);
+    const kernels::x_patch<float> too_far{{0, 0, 1, 1}, {2, 5, 9, 33}, x.data(), {2, 5, 9, 35}, {0, 0, 0, 0}};
+    EXPECT_THROW(direct.forward(x, w, &b, y, &too_far), distdl::invalid_argument);  // past x's rows
+    const kernels::x_patch<float> short_source{{0, 0, 1, 1}, {2, 5, 7, 33}, x.data(), {2, 5, 7, 33}, {0, 0, 1, 0}};
+    EXPECT_THROW(direct.forward(x, w, &b, y, &short_source), distdl::invalid_argument);  // past the source's
+}
+
 // backward with a dx redirect: the box lands in the target with the bits of the plain backward
 // (and everything else of dx too, except the box, which is left unspecified); on the direct
 // engine (2-d, 1-d; a box spanning every image and channel goes straight to the target, one
@@ -381,5 +449,25 @@ TEST(kernel_conv_direct, backward_redirect_gives_the_same_bits) {
                                      t.extent, distdl::detail::box_op::assign);
             EXPECT_EQ(dx1, dx2);
         }
+    }
+
+    // A box outside dx or its target is refused, naming it.
+    kernels::convolution<float> im2col(g2, conv_engine::im2col);
+    const auto x = test::random_tensor<float>({2, 5, 9, 35}, gen);
+    const auto w = test::random_tensor<float>(im2col.weight_shape(), gen);
+    const auto b = test::random_tensor<float>({6}, gen);
+    const auto dy = test::random_tensor<float>(im2col.output_shape(shape_of(x)), gen);
+    tensor<float> y, dx, dw = xt::zeros<float>(im2col.weight_shape()), db = xt::zeros<float>(shape_t{6});
+    tensor<float> target({2, 5, 7, 33});
+    im2col.forward(x, w, &b, y);
+    const kernels::dx_redirect<float> past_dx{{0, 0, 3, 1}, {2, 5, 7, 33}, target.data(), {2, 5, 7, 33}, {0, 0, 0, 0}};
+    try {
+        im2col.backward(x, dy, w, dx, dw, &db, &past_dx);
+        FAIL() << "no error";
+    } catch (const distdl::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("the redirected box of dx at [0,0,3,1] of extent [2,5,7,33] does not lie "
+                                             "inside dx of shape [2,5,9,35]"),
+                  std::string::npos)
+            << e.what();
     }
 }

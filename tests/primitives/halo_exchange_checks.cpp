@@ -63,8 +63,9 @@ void run_halo(const std::shared_ptr<communicator>& world, const cartesian_partit
     const tensor<T> xr = P_x.active() ? random_tensor<T>(shape_of(x), s) : none;
 
     // The conv layers' calls: forward_kept into one window (the second call leaves its padding
-    // as the first zeroed it; a window at another address is zeroed afresh), and the adjoint
-    // whose own part the caller placed in dx (dy's own part is not read): the same bits.
+    // as the first zeroed it; a window at another address is zeroed afresh), the adjoint whose
+    // own part the caller placed in dx (dy's own part is not read): the same bits; and
+    // forward_kept leaving the own part out.
     tensor<T> kept, other;
     H.forward_kept(xr, kept);
     H.forward_kept(x, kept);
@@ -85,6 +86,14 @@ void run_halo(const std::shared_ptr<communicator>& world, const cartesian_partit
     }
     H.adjoint_own_part_placed(y_holes, placed);
     MOVEMENT_CHECK_BITS(placed, P_x.active() ? owners[me] : none, what << " adjoint_own_part_placed");
+    // forward_kept leaving the own part out: the rest of the window has its bits, the own part
+    // is not written.
+    tensor<T> holed = P_x.active() ? tensor<T>(shape_of(y)) : none, expected_holed = y;
+    if (P_x.active()) holed.fill(T(9));
+    if (H.own_part(window_start, piece_start, extent))
+        detail::fill_box(expected_holed.data(), shape_of(y), window_start, extent, T(9));
+    H.forward_kept(x, holed, true);
+    MOVEMENT_CHECK_BITS(holed, expected_holed, what << " forward_kept without the own part");
 
     const tensor<T> Fx = H.forward(xr);
     const tensor<T> yr = P_x.active() ? random_tensor<T>(shape_of(Fx), s + 1) : none;
