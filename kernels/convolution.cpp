@@ -57,13 +57,25 @@ void copy_redirected(const tensor<T>& dx, const dx_redirect<T>& r) {
                                ::distdl::detail::box_op::assign);
 }
 
-// A caller's box (a redirect's or a patch's) must lie inside its array.
-void require_box_inside(const shape_t& shape, const shape_t& start, const shape_t& extent, const char* call,
-                        const char* box, const char* array) {
-    DISTDL_REQUIRE(box_lies_inside(shape, start, extent),
-                   "kernels::convolution::" << call << ": " << box << " at " << format_list(start) << " of extent "
-                                            << format_list(extent) << " does not lie inside " << array << " of shape "
-                                            << format_list(shape));
+// A patch's or a redirect's boxes (`what`: "forward: an x patch", ...): every list of the
+// array's rank, the other array given, and the box inside both arrays.
+void require_boxes(const char* what, const char* array, const shape_t& shape, const shape_t& start,
+                   const shape_t& extent, const char* other, bool other_given, const shape_t& other_shape,
+                   const shape_t& other_start) {
+    const std::size_t rank = shape.size();
+    DISTDL_REQUIRE(start.size() == rank && extent.size() == rank && other_shape.size() == rank &&
+                       other_start.size() == rank && (other_given || volume(extent) == 0),
+                   "kernels::convolution::" << what << " needs start, extent, " << other << " shape and " << other
+                                            << " start of rank " << rank << " and a " << other);
+    const auto inside = [&](const shape_t& s, const shape_t& at, const char* name) {
+        DISTDL_REQUIRE(box_lies_inside(s, at, extent), "kernels::convolution::" << what << ": its box at "
+                                                                                << format_list(at) << " of extent "
+                                                                                << format_list(extent)
+                                                                                << " does not lie inside " << name
+                                                                                << " of shape " << format_list(s));
+    };
+    inside(shape, start, array);
+    inside(other_shape, other_start, other);
 }
 
 template <class T>
@@ -270,27 +282,14 @@ void convolution<T>::check_patch(const shape_t& x_shape, const x_patch<T>& p) co
     DISTDL_REQUIRE(retains_input(), "kernels::convolution::forward: an x patch needs an engine that keeps its input "
                                     "(the direct engine); this object runs on "
                                         << (engines_->onednn ? "oneDNN" : "im2col"));
-    DISTDL_REQUIRE(p.start.size() == x_shape.size() && p.extent.size() == x_shape.size() &&
-                       p.source_shape.size() == x_shape.size() && p.source_start.size() == x_shape.size() &&
-                       (p.source != nullptr || volume(p.extent) == 0),
-                   "kernels::convolution::forward: an x patch needs start, extent, source shape and source start of "
-                   "rank "
-                       << x_shape.size() << " and a source");
-    require_box_inside(x_shape, p.start, p.extent, "forward", "the patched box of x", "x");
-    require_box_inside(p.source_shape, p.source_start, p.extent, "forward", "the patch's source box", "the source");
+    require_boxes("forward: an x patch", "x", x_shape, p.start, p.extent, "source", p.source != nullptr, p.source_shape,
+                  p.source_start);
 }
 
 template <class T>
 void convolution<T>::check_redirect(const shape_t& x_shape, const dx_redirect<T>& r) const {
-    DISTDL_REQUIRE(r.start.size() == x_shape.size() && r.extent.size() == x_shape.size() &&
-                       r.target_shape.size() == x_shape.size() && r.target_start.size() == x_shape.size() &&
-                       (r.target != nullptr || volume(r.extent) == 0),
-                   "kernels::convolution::backward: a dx redirect needs start, extent, target shape and target start "
-                   "of rank "
-                       << x_shape.size() << " and a target");
-    require_box_inside(x_shape, r.start, r.extent, "backward", "the redirected box of dx", "dx");
-    require_box_inside(r.target_shape, r.target_start, r.extent, "backward", "the redirect's target box",
-                       "the target");
+    require_boxes("backward: a dx redirect", "dx", x_shape, r.start, r.extent, "target", r.target != nullptr,
+                  r.target_shape, r.target_start);
 }
 
 template <class T>

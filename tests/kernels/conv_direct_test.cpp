@@ -465,7 +465,7 @@ TEST(kernel_conv_direct, backward_redirect_gives_the_same_bits) {
         im2col.backward(x, dy, w, dx, dw, &db, &past_dx);
         FAIL() << "no error";
     } catch (const distdl::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("the redirected box of dx at [0,0,3,1] of extent [2,5,7,33] does not lie "
+        EXPECT_NE(std::string(e.what()).find("a dx redirect: its box at [0,0,3,1] of extent [2,5,7,33] does not lie "
                                              "inside dx of shape [2,5,9,35]"),
                   std::string::npos)
             << e.what();
