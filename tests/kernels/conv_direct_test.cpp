@@ -154,8 +154,8 @@ TEST(kernel_conv_direct, chosen_shapes_match_reference) {
     check_against_reference(geometry(5, 17, {2, 5}, {3, 6}, true), {2, 5, 4, 16}, gen);
     check_against_reference(geometry(16, 16, {1, 1}, {0, 0}, false), {1, 16, 2, 32}, gen);
     check_against_reference(geometry(2, 3, {4, 7}, {0, 0}, true), {1, 2, 4, 7}, gen);  // output 1 × 1
-    // No padding: x is read in place, rows of any length (a partial last vector, a window with
-    // its padding already in it as the layers give it).
+    // No padding (a window with its padding already in it, as the layers give it): rows of any
+    // length, a partial last vector.
     check_against_reference(geometry(8, 16, {3, 3}, {0, 0}, true), {2, 8, 6, 35}, gen);
     check_against_reference(geometry(8, 8, {3, 3}, {0, 0}, true), {1, 8, 5, 66}, gen);
     check_against_reference(geometry(3, 5, {3, 2}, {0, 0}, false), {2, 3, 4, 18}, gen);

@@ -56,8 +56,8 @@ general_case draw(std::mt19937_64& rng) {
     auto pick = [&](std::size_t lo, std::size_t hi) { return std::uniform_int_distribution<std::size_t>(lo, hi)(rng); };
     general_case c;
     // One case in five is made for the float direct engine on halo windows (P_x = P_w, P_co = 1,
-    // stride and dilation 1, 2-d): it reads the window in place and writes the own part of the
-    // window gradient straight into dx.
+    // stride and dilation 1, 2-d): it reads the window's own part from the piece (x_patch) and
+    // writes the own part of the window gradient straight into dx.
     const bool direct_windows = pick(0, 4) == 0;
     const std::size_t roll = pick(0, 9);
     c.dims = direct_windows ? 2 : roll < 5 ? 1 : roll < 9 ? 2 : 3;
