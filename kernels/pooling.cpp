@@ -9,6 +9,10 @@
 
 #include "core/per_dimension.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace distdl::kernels {
 
 namespace {
@@ -123,42 +127,50 @@ T average_scale(const pool_plan& c) {
     return T(1) / T(double(c.k[0]) * double(c.k[1]) * double(c.k[2]));
 }
 
+// Zeroes n elements with 16-byte vector stores. Not memset: glibc's clears 2 KiB and more
+// with `rep stosb`, and rows zeroed that way (or more rows than the next gradients reach) made
+// the backward passes below slower on this Zen 5 (see plane_zeroed_ahead).
+template <class T>
+void zero_elements(T* p, std::int64_t n) {
+#if defined(__SSE2__)
+    char* bytes = reinterpret_cast<char*>(p);
+    const std::int64_t size = n * std::int64_t(sizeof(T));
+    std::int64_t i = 0;
+    for (; i + 16 <= size; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + i), _mm_setzero_si128());
+    for (; i < size; ++i) bytes[i] = 0;
+#else
+    std::fill_n(p, n, T(0));
+#endif
+}
+
 // A plane of dx in a backward that overwrites it: each row is zeroed just before the first
 // gradient lands in it (rows below `zeroed` are zeroed; no later row has received any), the
 // rows never reached at the end (finish). One pass over dx while its rows are in cache,
 // instead of a fill of all of dx and a second pass adding into it: 2x2 average pooling's
 // backward on 8 x 16 x 256 x 256 floats took 1.9 ms instead of 5.1. When adding, nothing is
-// zeroed.
+// zeroed. Exactly the rows reached are zeroed, with vector stores (zero_elements): zeroing
+// 2 KiB at a time with memset, as session 14 measured best on the older CPU, made 2x2/2 on
+// 128-wide rows (the layers' pieces on 2x2 workers) cost 3.4-3.9 ms per backward of 32 x 16 x
+// 128 x 128 floats against 2.1 (average) and 2.9-3.4 against 1.7-1.8 (max) on Zen 5, and the
+// whole tensor's 256-wide rows 2.3 against 2.0 (average; session 26).
 template <class T>
 class plane_zeroed_ahead {
   public:
     plane_zeroed_ahead(T* plane, const pool_plan& c, pool_dx mode)
-        : plane_(plane),
-          row_length_(c.L[2]),
-          rows_(c.L[0] * c.L[1]),
-          zeroed_(mode == pool_dx::add ? rows_ : 0),
-          chunk_rows_(std::max<std::int64_t>(1, (zero_at_once - 1) / std::max<std::int64_t>(row_bytes(), 1) + 1)) {}
+        : plane_(plane), row_length_(c.L[2]), rows_(c.L[0] * c.L[1]), zeroed_(mode == pool_dx::add ? rows_ : 0) {}
     // Rows up to `row` are zeroed from now on.
     void through(std::int64_t row) {
         if (row < zeroed_) return;
-        const std::int64_t end = std::min(rows_, std::max(row + 1, zeroed_ + chunk_rows_));
-        std::fill(plane_ + zeroed_ * row_length_, plane_ + end * row_length_, T(0));
+        const std::int64_t end = std::min(rows_, row + 1);
+        zero_elements(plane_ + zeroed_ * row_length_, (end - zeroed_) * row_length_);
         zeroed_ = end;
     }
     // Zeroes the rows no gradient reached.
     void finish() { through(rows_ - 1); }
 
   private:
-    // Rows are zeroed at least this many bytes at a time: glibc's memset writes 2 KiB and more
-    // with `rep stosb`, which stores whole cache lines without reading them first. Row by row,
-    // 128-wide float rows of 2x2 max pooling took 3.45 ms per backward (8 x 16 x 256 x 256
-    // split in four) against 2.3 ms for the whole tensor's 256-wide rows; 2 KiB at a time, 2.47
-    // ms. Much more (8 KiB) runs ahead of L1 and costs again.
-    static constexpr std::int64_t zero_at_once = 2048;
-    std::int64_t row_bytes() const { return row_length_ * std::int64_t(sizeof(T)); }
-
     T* plane_;
-    std::int64_t row_length_, rows_, zeroed_, chunk_rows_;
+    std::int64_t row_length_, rows_, zeroed_;
 };
 
 pool_region whole(const pool_geometry& g, const shape_t& y_shape) {
@@ -201,6 +213,13 @@ void with_stride(std::int64_t stride, F&& f) {
 // with ASLR off, about half the runs with it) against 9-10 ms; with the row buffers 8.0-8.2 ms
 // at every address tried.
 // Average pooling's rows gain a little too (2x2/2 2.3 -> 2.0-2.1 ms per forward).
+// Max pooling stores rows_per_store rows into y, then the same rows into argmax: stored a row
+// of each at a time, four 8 x 16 x 128 x 128 pieces (the layers' on 2x2 workers) still cost
+// 1.4-1.7x the whole tensor on one core when each piece's y and argmax were separate
+// allocations 2 MB + 8 KiB apart (session 26, Zen 5); by four rows, the rate of the whole
+// tensor wherever they lie, and pool_bench's kernels alone went from 1.46-1.58 to 1.11-1.14 of
+// the serial kernel (2x2/2).
+constexpr std::int64_t rows_per_store = 4;
 
 // Where a tap reads: the input array itself or one of its side columns (pool_sides).
 enum source : int { from_x = 0, from_left = 1, from_right = 2 };
@@ -289,28 +308,38 @@ void max_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
     const std::int64_t jb = c.jb[2], width = c.je[2] - c.jb[2];
     // The argmax index of a source's offset 0 (pool_argmax).
     const std::array<std::int32_t, 3> index_base{0, std::int32_t(V), std::int32_t(V + VL)};
-    // One output row's maxima and their positions, stored into y and argmax when the row is
-    // done (see row_scratch).
-    std::vector<T> row_max(static_cast<std::size_t>(width));
-    std::vector<std::int32_t> row_at(static_cast<std::size_t>(width));
+    // A few output rows' maxima and their positions, stored into y and then into argmax a block
+    // of rows at a time (see row_scratch).
+    std::vector<T> row_max(static_cast<std::size_t>(width * rows_per_store));
+    std::vector<std::int32_t> row_at(static_cast<std::size_t>(width * rows_per_store));
+    std::array<std::int64_t, rows_per_store> pending_rows{};  // the buffered rows' offsets in a plane
+    std::int64_t pending = 0;
     with_stride(stride, [&](auto s) {
         for (std::int64_t plane = 0; plane < c.planes; ++plane) {
             const std::array<const T*, 3> in{x + plane * V, sides.left + plane * VL, sides.right + plane * VR};
             T* out = y + plane * M;
             std::int32_t* at = argmax + plane * M;
+            const auto store = [&] {
+                for (std::int64_t k = 0; k < pending; ++k)
+                    std::copy_n(row_max.data() + k * width, width, out + pending_rows[std::size_t(k)] + jb);
+                for (std::int64_t k = 0; k < pending; ++k)
+                    std::copy_n(row_at.data() + k * width, width, at + pending_rows[std::size_t(k)] + jb);
+                pending = 0;
+            };
             // The window's first element is taken, then any strictly greater one (the reference's
             // rule, also for NaN); a window of padding only keeps −∞ and no maximum.
             for_each_row_tap(
                 c,
                 [&](std::int64_t, std::int64_t) {
-                    std::fill_n(row_max.data(), width, -std::numeric_limits<T>::infinity());
-                    std::fill_n(row_at.data(), width, std::int32_t(-1));
+                    if (pending == rows_per_store) store();
+                    std::fill_n(row_max.data() + pending * width, width, -std::numeric_limits<T>::infinity());
+                    std::fill_n(row_at.data() + pending * width, width, std::int32_t(-1));
                 },
                 [&](std::int64_t, int from, std::int64_t base, std::int64_t lo, std::int64_t hi) {
                     const T* src = in[std::size_t(from)] + base + s * lo;
                     const auto first = index_base[std::size_t(from)] + std::int32_t(base + s * lo);
-                    T* o = row_max.data() + (lo - jb);
-                    std::int32_t* a = row_at.data() + (lo - jb);
+                    T* o = row_max.data() + pending * width + (lo - jb);
+                    std::int32_t* a = row_at.data() + pending * width + (lo - jb);
                     for (std::int64_t j = 0; j < hi - lo; ++j) {
                         const T v = src[s * j];
                         const bool take = v > o[j] || a[j] < 0;
@@ -318,10 +347,8 @@ void max_pool<T>::forward_box(const T* x, const shape_t& x_shape, const pool_reg
                         a[j] = take ? first + std::int32_t(s * j) : a[j];
                     }
                 },
-                [&](std::int64_t q_row) {
-                    std::copy_n(row_max.data(), width, out + q_row + jb);
-                    std::copy_n(row_at.data(), width, at + q_row + jb);
-                });
+                [&](std::int64_t q_row) { pending_rows[std::size_t(pending++)] = q_row; });
+            store();
         }
     });
 }
