@@ -1,15 +1,11 @@
 #include "core/detail/team_collectives.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/checked_arithmetic.hpp"
@@ -19,47 +15,6 @@
 #include "core/error.hpp"
 
 namespace distdl::detail {
-
-zero_block::~zero_block() { release(); }
-
-zero_block::zero_block(zero_block&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)), mapped_(other.mapped_) {}
-
-zero_block& zero_block::operator=(zero_block&& other) noexcept {
-    if (this != &other) {
-        release();
-        data_ = std::exchange(other.data_, nullptr);
-        bytes_ = std::exchange(other.bytes_, 0);
-        mapped_ = other.mapped_;
-    }
-    return *this;
-}
-
-void zero_block::release() {
-    if (data_ == nullptr) return;
-    if (mapped_) munmap(data_, bytes_);
-    else ::operator delete(data_);
-    data_ = nullptr;
-    bytes_ = 0;
-}
-
-const void* zero_block::get(std::size_t bytes) {
-    if (bytes <= bytes_ && data_ != nullptr) return data_;
-    release();
-    const std::size_t want = std::max<std::size_t>(bytes, 1);
-    // Writable (a transport may register the buffer) but never written: the pages stay the zero page.
-    void* p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {
-        data_ = p;
-        mapped_ = true;
-    } else {
-        data_ = ::operator new(want);
-        std::memset(data_, 0, want);
-        mapped_ = false;
-    }
-    bytes_ = want;
-    return data_;
-}
 
 bool sums_in_place(const partition& provide, const partition& obtain) {
     return provide.active() && obtain.active() && provide == obtain;
@@ -348,8 +303,9 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
             // later one (Open MPI's all-reduce and reduce fold the terms in different orders).
             scratch.fused_in.resize(count + 2);
             scratch.fused_out.resize(count + 2);
+            // A member outside the sum adds −0, the additive identity (+0 would make a sum of −0 terms +0).
             if (same && mine != nullptr) std::copy(mine->data(), mine->data() + count, scratch.fused_in.data());
-            else std::fill(scratch.fused_in.begin(), scratch.fused_in.begin() + static_cast<std::ptrdiff_t>(count), T(0));
+            else std::fill(scratch.fused_in.begin(), scratch.fused_in.begin() + static_cast<std::ptrdiff_t>(count), -T(0));
             scratch.fused_in[count] = changed;
             scratch.fused_in[count + 1] = problems;
             comm.all_reduce_sum(scratch.fused_in.data(), scratch.fused_out.data(), count + 2, dtype_of<T>());
@@ -371,9 +327,10 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
                 agreed = total[0] == static_cast<T>(status_same);
             }
             if (agreed) {
-                const T* send = mine != nullptr ? mine->data()
-                                                : static_cast<const T*>(scratch.zeros.get(count * sizeof(T)));
                 if (receives) prepare_output(*out, cache.shape);
+                // A member outside the sum (a destination: it receives) adds −0 in place in its output.
+                if (mine == nullptr) std::fill_n(out->data(), count, -T(0));
+                const T* send = mine != nullptr ? mine->data() : out->data();
                 if (to_all) comm.all_reduce_sum(send, out->data(), count, dtype_of<T>());
                 else comm.reduce_sum(send, receives ? out->data() : nullptr, count, dtype_of<T>(), 0);
                 return;
@@ -463,9 +420,9 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
     // Two teams: an error in the first must not leave the second team waiting for this worker.
     first_error_keeper keep;
     if (gives && provide_first) keep(give);
-    // A destination outside the sum contributes zeros (a reduction root must send a term; the
-    // zero_block's pages are the zero page, so they cost no memory traffic); its check of its
-    // own x is agreed with the team, in the same reduction.
+    // A destination outside the sum contributes −0 (a reduction root must send a term; −0 is the
+    // additive identity, +0 would turn a sum of −0 terms into +0); its check of its own x is
+    // agreed with the team, in the same reduction.
     const std::string problem = gives ? std::string() : zero_volume_problem(x, obtain, layer);
     keep([&] { team_sum<T>(obtain, nullptr, &y, false, problem, layer, scratch.obtain_cache, scratch); });
     if (gives && !provide_first) keep(give);

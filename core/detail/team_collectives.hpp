@@ -60,31 +60,8 @@ struct team_cache {
     shape_t shape;
 };
 
-// A run of zero bytes that is mapped but never written: every page of it is the system's shared
-// zero page, so reading it (the send buffer of a reduction root that does not contribute) moves
-// no data through memory and takes no memory of its own. Grows on demand; movable.
-class zero_block {
-  public:
-    zero_block() = default;
-    ~zero_block();
-    zero_block(zero_block&& other) noexcept;
-    zero_block& operator=(zero_block&& other) noexcept;
-    zero_block(const zero_block&) = delete;
-    zero_block& operator=(const zero_block&) = delete;
-
-    // At least `bytes` zero bytes (valid until the next call with more).
-    const void* get(std::size_t bytes);
-
-  private:
-    void release();
-    void* data_ = nullptr;
-    std::size_t bytes_ = 0;
-    bool mapped_ = false;  // else from operator new (where mapping failed)
-};
-
 // Reused across calls of one direction (forward or adjoint) of one module: the caches of its
-// two teams, the header words, the fused [data | status] buffers and a block of zeros (the send
-// buffer of a reduction root that does not contribute).
+// two teams, the header words and the fused [data | status] buffers.
 template <class T>
 struct team_scratch {
     team_cache provide_cache, obtain_cache;
@@ -92,7 +69,6 @@ struct team_scratch {
     std::vector<std::uint64_t> gathered;  // the header words summed over a team
     std::vector<T> fused_in, fused_out;
     std::vector<std::uint64_t> bits_in, bits_out;  // a copy's fused [data bits | status]
-    zero_block zeros;
     std::vector<request> requests;  // a nonblocking broadcast's
 };
 

@@ -2,6 +2,8 @@
 // reference/sum_reduce (the test data sum exactly in any order), zero-volume outputs, shapes
 // changing between calls, adjoint test, and the refusals of examples 5 and 6. Each check runs
 // on every world size it accepts; extra ranks stay idle.
+#include <cmath>
+
 #include "tests/primitives/broadcast_reduce_driver.hpp"
 
 namespace {
@@ -141,6 +143,26 @@ DISTDL_CHECK(sum_reduce_identity_is_a_local_copy, world_size >= 1) {
     DCHECK(distdl::testing::same_bits(dx, x));
     DCHECK(y.data() != x.data());
     run_pair_case_all(world, kind, {rank_range(0, world_size), {w, 1}, rank_range(0, world_size), {w, 1}});
+}
+
+// −0 terms sum to −0 (bit-exact), also at a destination outside the sum (which adds −0, the
+// additive identity, not +0), small (fused with the status) and large.
+DISTDL_CHECK(sum_reduce_negative_zeros_keep_their_sign, world_size >= 2) {
+    const int world_size = world->size();
+    const auto P_x = make_partition(world, rank_range(0, world_size - 1), {static_cast<std::size_t>(world_size - 1)});
+    for (const int destination : {world_size - 1, 0}) {
+        sum_reduce<double> op(P_x, make_partition(world, {destination}, {1}));
+        for (const std::size_t count : {4u, 20000u}) {  // 32 bytes and 160 KB (beyond the fused limit)
+            const auto x = P_x.active() ? distdl::tensor<double>(shape_t{count}, -0.0)
+                                        : distdl::zero_volume<double>(0, false);
+            const auto y = op.forward(x);
+            if (world->rank() != destination) continue;
+            DCHECK_EQ(distdl::shape_of(y), shape_t{count});
+            std::size_t positive = 0;
+            for (std::size_t i = 0; i < y.size(); ++i) positive += std::signbit(y.data()[i]) ? 0 : 1;
+            DCHECK_EQ(positive, std::size_t{0});
+        }
+    }
 }
 
 // Contributors that disagree on the shape are refused by every member of their team.
