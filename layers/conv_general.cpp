@@ -537,7 +537,8 @@ void general_conv<T>::state::local_forward(const tensor<T>& xin, const tensor<T>
     const tensor<T>& w = param_identity ? weight.value : w_use;
     const tensor<T>* b = uses_bias ? (param_identity ? &bias.value : &b_use) : nullptr;
     kernels::x_patch<T> own;
-    const bool patched = window_patched && halo && &xin == &x_hat && halo->own_part(own.start, own.source_start, own.extent);
+    const bool patched =
+        window_patched && halo && &xin == &x_hat && halo->own_part(own.start, own.source_start, own.extent);
     if (patched) own.source = x.data(), own.source_shape = shape_of(x);
     kernel->forward(xin, w, b, out, patched ? &own : nullptr);
 }

@@ -275,7 +275,8 @@ shape_t agree_on_shape(const partition& team, const tensor<T>* mine, const std::
     return agreed;
 }
 
-// Sum over `team` of the contributors' tensors (mine null: this worker contributes zeros).
+// Sum over `team` of the contributors' tensors (mine null: this worker contributes −0, the
+// additive identity; +0 would turn a sum of −0 terms into +0).
 // With `to_all` every member receives the sum, otherwise only rank 0; `out` is written on the
 // receivers. Fast path while the team's shape is known: the status is all-reduced with the
 // data (small) or ahead of it (large), so every contributor learns a change. `problem`: the
@@ -303,9 +304,8 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
             // later one (Open MPI's all-reduce and reduce fold the terms in different orders).
             scratch.fused_in.resize(count + 2);
             scratch.fused_out.resize(count + 2);
-            // A member outside the sum adds −0, the additive identity (+0 would make a sum of −0 terms +0).
             if (same && mine != nullptr) std::copy(mine->data(), mine->data() + count, scratch.fused_in.data());
-            else std::fill(scratch.fused_in.begin(), scratch.fused_in.begin() + static_cast<std::ptrdiff_t>(count), -T(0));
+            else std::fill_n(scratch.fused_in.begin(), count, -T(0));
             scratch.fused_in[count] = changed;
             scratch.fused_in[count + 1] = problems;
             comm.all_reduce_sum(scratch.fused_in.data(), scratch.fused_out.data(), count + 2, dtype_of<T>());
@@ -328,8 +328,7 @@ void team_sum(const partition& team, const tensor<T>* mine, tensor<T>* out, bool
             }
             if (agreed) {
                 if (receives) prepare_output(*out, cache.shape);
-                // A member outside the sum (a destination: it receives) adds −0 in place in its output.
-                if (mine == nullptr) std::fill_n(out->data(), count, -T(0));
+                if (mine == nullptr) std::fill_n(out->data(), count, -T(0));  // a destination: in place
                 const T* send = mine != nullptr ? mine->data() : out->data();
                 if (to_all) comm.all_reduce_sum(send, out->data(), count, dtype_of<T>());
                 else comm.reduce_sum(send, receives ? out->data() : nullptr, count, dtype_of<T>(), 0);
@@ -420,9 +419,8 @@ void sum_in(const partition& provide, const partition& obtain, bool provide_firs
     // Two teams: an error in the first must not leave the second team waiting for this worker.
     first_error_keeper keep;
     if (gives && provide_first) keep(give);
-    // A destination outside the sum contributes −0 (a reduction root must send a term; −0 is the
-    // additive identity, +0 would turn a sum of −0 terms into +0); its check of its own x is
-    // agreed with the team, in the same reduction.
+    // A destination outside the sum contributes −0 (a reduction root must send a term; see
+    // team_sum); its check of its own x is agreed with the team, in the same reduction.
     const std::string problem = gives ? std::string() : zero_volume_problem(x, obtain, layer);
     keep([&] { team_sum<T>(obtain, nullptr, &y, false, problem, layer, scratch.obtain_cache, scratch); });
     if (gives && !provide_first) keep(give);

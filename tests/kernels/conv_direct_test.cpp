@@ -345,7 +345,8 @@ TEST(kernel_conv_direct, forward_patch_gives_the_same_bits) {
     };
     for (const auto& t : trials) {
         SCOPED_TRACE(describe(t.g, t.x_shape) + " box at " + format_list(t.start));
-        kernels::convolution<float> plain(t.g, kernels::conv_engine::direct), patched(t.g, kernels::conv_engine::direct);
+        kernels::convolution<float> plain(t.g, kernels::conv_engine::direct);
+        kernels::convolution<float> patched(t.g, kernels::conv_engine::direct);
         const auto x = test::random_tensor<float>(t.x_shape, gen);
         const auto w = test::random_tensor<float>(plain.weight_shape(), gen);
         const auto b = test::random_tensor<float>({t.g.out_channels}, gen);
