@@ -40,11 +40,11 @@ class direct_convolution {
     // Where the backward-data pass writes part of dx instead (backward with a redirect): rows
     // row0 … row0 + rows − 1 and columns col0 … col0 + cols − 1 of every plane of dx (1-d: row
     // 0) go to target + n·image + c·plane + (row − row0)·stride + (column − col0); dx's own
-    // elements there are left unwritten. The rows are computed into a scratch row and copied
-    // out from there (in L1), so the target costs no pass over memory. (Storing each vector
-    // straight to the target and dx under two masks measured slower in session 12: FeatureConv2d
-    // 1.20-1.22 x the serial kernel against 1.14; the box starts a column off the vectors, so
-    // every masked store straddles two cache lines.)
+    // elements there are left unwritten. A redirected row is computed in tiles that start at
+    // the box's first column, so the target's vectors are stored whole, at the target's own
+    // alignment. (Storing the row's usual tiles under two masks measured slower in session 12:
+    // the box starts a column off those vectors, so every masked store straddled two cache
+    // lines; a scratch row copied out afterwards, until session 27, cost 6% of the backward.)
     struct dx_redirect {
         std::ptrdiff_t row0 = 0, rows = 0, col0 = 0, cols = 0;
         float* target = nullptr;
@@ -129,7 +129,6 @@ class direct_convolution {
     padded_image x_pad_, dy_pad_;
     std::vector<float> packed_;        // weights as the forward kernel reads them
     aligned_floats partial_sums_;      // backward weights: 16 lanes per weight
-    std::vector<float> row_scratch_;   // backward data with a redirect: one output row per channel
     // What x_pad_ holds: the input of the last forward (or of a backward that copied x).
     bool x_held_ = false;
     shape_t x_held_shape_;
