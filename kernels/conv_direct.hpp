@@ -44,7 +44,7 @@ class direct_convolution {
     // the box's first column, so the target's vectors are stored whole, at the target's own
     // alignment. (Storing the row's usual tiles under two masks measured slower in session 12:
     // the box starts a column off those vectors, so every masked store straddled two cache
-    // lines; a scratch row copied out afterwards, until session 27, cost 6% of the backward.)
+    // lines; a scratch row copied out afterwards, until session 27, cost more than these tiles.)
     struct dx_redirect {
         std::ptrdiff_t row0 = 0, rows = 0, col0 = 0, cols = 0;
         float* target = nullptr;
