@@ -415,6 +415,9 @@ TEST(kernel_conv_direct, backward_redirect_gives_the_same_bits) {
         // (two blocks of the data pass's outputs); a box of one column.
         {g10, {1, 10, 6, 70}, {0, 0, 1, 17}, {1, 10, 4, 30}, {1, 10, 5, 33}, {0, 0, 1, 2}, conv_engine::direct},
         {g10, {1, 10, 6, 70}, {0, 0, 0, 40}, {1, 10, 6, 1}, {1, 10, 6, 1}, {0, 0, 0, 0}, conv_engine::direct},
+        // Strips of 3 and 7 columns beside the box (column by column), two blocks of channels:
+        // 20 columns per row, more than one pass of column jobs holds.
+        {g10, {1, 10, 6, 70}, {0, 0, 1, 3}, {1, 10, 4, 60}, {1, 10, 5, 63}, {0, 0, 1, 2}, conv_engine::direct},
         {g16, {2, 16, 6, 18}, {0, 0, 1, 1}, {2, 16, 4, 16}, {2, 16, 4, 16}, {0, 0, 0, 0}, conv_engine::onednn},
         {g2, {2, 5, 9, 35}, {0, 0, 1, 1}, {2, 5, 7, 33}, {2, 5, 7, 33}, {0, 0, 0, 0}, conv_engine::im2col},
     };
