@@ -214,9 +214,9 @@ constexpr columns_kernel columns_kernels[max_column_jobs] = {
 // Output rows i0 … i1 − 1, row by row (the rows one output row reads stay in L1 for every block
 // of output channels). A redirected row's box goes straight to the target in tiles that start
 // at the box (aligned like the target's rows); strips of fewer than 8 columns on either side
-// (a halo's width) go to out as column jobs, wider ones in tiles. (A scratch row copied out
-// afterwards, until session 27, made a forward and backward on 8 -> 16 channels of 130 x 258
-// ~0.55 ms slower than without a redirect, one core.)
+// (a halo's width) go to out as column jobs, 8 at a time across rows, wider ones in tiles. (A
+// scratch row copied out afterwards, until session 27, made a forward and backward on 8 -> 16
+// channels of 130 x 258 ~0.55 ms slower than without a redirect, one core.)
 void forward_rows(const image_pass& p, idx i0, idx i1) {
     constexpr idx narrow = 8;
     const auto* r = p.redirect;
@@ -249,8 +249,8 @@ void forward_rows(const image_pass& p, idx i0, idx i1) {
             cols(p, i, oc0, r->col0, tail, p.redirect_target + oc0 * r->plane + (i - r->row0) * r->stride, r->plane);
             strip(tail, p.m_w);
         }
-        run_jobs();
     }
+    run_jobs();
 }
 
 template <int OCB, int KXB, bool MASKED>
