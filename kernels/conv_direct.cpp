@@ -166,13 +166,12 @@ using cols_kernel = void (*)(const image_pass&, idx, idx, idx, idx, float*, idx)
 constexpr cols_kernel cols_kernels[8] = {forward_cols<1>, forward_cols<2>, forward_cols<3>, forward_cols<4>,
                                          forward_cols<5>, forward_cols<6>, forward_cols<7>, forward_cols<8>};
 
-// One column of one output row for a block of at most 8 output channels (a narrow strip beside
-// a redirected box).
+// One column of one output row for a block of at most 8 output channels: a narrow strip beside
+// a redirected box (backward data, so no bias).
 struct column_job {
     const float* in = nullptr;    // what the column reads with input channel 0, tap (0, 0)
-    const float* w = nullptr;     // the block's packed weights
-    const float* bias = nullptr;  // the block's biases, or null
-    float* out = nullptr;         // the block's first output channel at this column
+    const float* w = nullptr;  // the block's packed weights
+    float* out = nullptr;      // the block's first output channel at this column
     idx out_plane = 0;
     int channels = 0;  // 1 … 8
 };
@@ -186,9 +185,7 @@ template <int K>
 DISTDL_AVX512 void forward_columns(const image_pass& p, const column_job* jobs) {
     __m256 acc[K];
 #pragma GCC unroll 8
-    for (int q = 0; q < K; ++q)
-        acc[q] = jobs[q].bias ? _mm256_maskz_loadu_ps(__mmask8((1u << jobs[q].channels) - 1u), jobs[q].bias)
-                              : _mm256_setzero_ps();
+    for (int q = 0; q < K; ++q) acc[q] = _mm256_setzero_ps();
     for (idx c = 0; c < p.C_in; ++c)
         for (idx ky = 0; ky < p.k_h; ++ky)
             for (idx kx = 0; kx < p.k_w; ++kx) {
@@ -240,7 +237,7 @@ void forward_rows(const image_pass& p, idx i0, idx i1) {
                 if (j1 - j0 >= narrow) return cols(p, i, oc0, j0, j1, out + j0, p.out_plane);
                 for (idx j = j0; j < j1; ++j) {
                     jobs[pending++] = {p.in + i * p.in_stride + j, p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8,
-                                       p.bias ? p.bias + oc0 : nullptr, out + j, p.out_plane, int(channels)};
+                                       out + j, p.out_plane, int(channels)};
                     if (pending == max_column_jobs) run_jobs();
                 }
             };
