@@ -26,7 +26,7 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--layers "conv p
                    re-run (ours and baseline, same transport and worker count) up to N more
                    times and counts as a regression only when it is worse in every attempt
                    (the best ratio counts: noise only slows a run down) and ours' own time grew
-                   too, allowing for the machine's speed (a faster baseline alone passes);
+                   too, allowing for the machine's speed (a faster baseline alone passes: 'ours ok');
                    exit status 1 on a regression or when a benchmark of OLD is missing
   --tolerance T    allowed growth of a ratio before it counts as worse (default 0.25 = 25%)
   --retries N      re-runs of a worse benchmark before it fails the run (default 2; 0: none)

@@ -43,7 +43,7 @@ std::string times(const std::string& role, double old_seconds, double new_second
 }
 
 bool flagged(const comparison_row& r) {
-    return r.verdict == "WORSE" || r.verdict == "noise" || r.verdict == "faster baseline";
+    return r.verdict == "WORSE" || r.verdict == "noise" || r.verdict == "ours ok";
 }
 
 // "sim" or "mpi" (a segment of the workload's name), else "".
@@ -191,7 +191,7 @@ comparison compare(const results& old_run, const results& new_run, double tolera
                 row.verdict = "WORSE";
                 ++c.worse;
             } else {
-                row.verdict = every_ratio_worse ? "faster baseline" : "noise";
+                row.verdict = every_ratio_worse ? "ours ok" : "noise";
             }
         } else {
             row.verdict = *row.new_ratio < *old_ratio / (1 + tolerance) ? "better" : "ok";
@@ -223,10 +223,10 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
     out << "new ratio: the best of the attempts (noise only slows a run down); a ratio may grow by "
         << tolerance * 100 << "% before it counts as worse, and a worse row is re-run before it fails "
         << "(attempts: how many runs it took, with the ratio of each); noise: worse at first, within "
-           "tolerance in a re-run; faster baseline: the ratio worse in every attempt but not ours' own "
-           "time, allowing for the machine's speed (the median change of the baselines' times of the same "
-           "transport and worker count, or of the transport where fewer than 3 workloads tell), so its baseline ran faster than in the old run; skipped: a baseline faster than the "
-           "floor (timer noise), not compared; new: no old ratio to compare with\n";
+           "tolerance in a re-run; ours ok: the ratio worse in every attempt but not ours' own time, "
+           "allowing for the machine's speed (the median change of the baselines' times of the same transport "
+           "and worker count, or of the transport where fewer than 3 workloads tell); skipped: a baseline "
+           "faster than the floor (timer noise), not compared; new: no old ratio to compare with\n";
     for (const auto& r : c.rows) {
         if (r.verdict == "MISSING")
             out << "missing: benchmark " << r.workload
@@ -240,10 +240,10 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
                 << "; best attempt against old: " << times("ours", r.old_ours, r.attempt_ours[k]) << ", "
                 << times("baseline", r.old_baseline, r.attempt_baselines[k]) << "\n";
         }
-        if (r.verdict == "faster baseline") {
+        if (r.verdict == "ours ok") {
             const std::size_t k = static_cast<std::size_t>(
                 std::min_element(r.attempt_ours.begin(), r.attempt_ours.end()) - r.attempt_ours.begin());
-            out << "faster baseline: benchmark " << r.workload << " ratio " << show(r.old_ratio) << " -> "
+            out << "ours ok: benchmark " << r.workload << " ratio " << show(r.old_ratio) << " -> "
                 << show(r.best_ratio()) << ", worse in every attempt, but not ours' own time: "
                 << times("ours", r.old_ours, r.attempt_ours[k]) << ", "
                 << times("baseline", r.old_baseline, r.attempt_baselines[k]) << ", while the "
@@ -251,18 +251,18 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
                 << format_fixed(r.machine_factor, 2) << " (median)\n";
         }
     }
-    int noise = 0, faster_baseline = 0;
+    int noise = 0, ours_ok = 0;
     for (const auto& r : c.rows) {
         noise += r.verdict == "noise";
-        faster_baseline += r.verdict == "faster baseline";
+        ours_ok += r.verdict == "ours ok";
     }
     if (c.passed()) {
         out << "PASS: no benchmark got worse";
-        if (noise > 0 || faster_baseline > 0) {
+        if (noise > 0 || ours_ok > 0) {
             out << " (";
             if (noise > 0) out << noise << " worse at first, within tolerance on a re-run";
-            if (noise > 0 && faster_baseline > 0) out << "; ";
-            if (faster_baseline > 0) out << faster_baseline << " whose baseline ran faster";
+            if (noise > 0 && ours_ok > 0) out << "; ";
+            if (ours_ok > 0) out << ours_ok << " with ours' own time within tolerance";
             out << ")";
         }
         out << "\n";

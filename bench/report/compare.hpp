@@ -28,8 +28,9 @@ struct comparison_row {
     std::optional<double> old_ratio, new_ratio;  // new_ratio: the first attempt's
     std::vector<double> retry_ratios;            // the re-runs of a flagged workload, in order
     // "ok", "better", "WORSE" (every attempt worse: a regression), "noise" (worse at first,
-    // within tolerance in a re-run), "faster baseline" (the ratio worse in every attempt, ours'
-    // own time not), "MISSING" (in old with a ratio, none in new), "new" (no old ratio to
+    // within tolerance in a re-run), "ours ok" (the ratio worse in every attempt, ours' own
+    // time not, allowing for the machine's speed: its baseline ran faster, or the machine slower),
+    // "MISSING" (in old with a ratio, none in new), "new" (no old ratio to
     // compare with), "skipped" (baseline below the floor)
     std::string verdict;
     // Of a flagged workload: seconds per iteration of ours and baseline, old and in each attempt
