@@ -169,9 +169,9 @@ constexpr cols_kernel cols_kernels[8] = {forward_cols<1>, forward_cols<2>, forwa
 // One column of one output row for a block of at most 8 output channels: a narrow strip beside
 // a redirected box (backward data, so no bias).
 struct column_job {
-    const float* in = nullptr;    // what the column reads with input channel 0, tap (0, 0)
-    const float* w = nullptr;  // the block's packed weights
-    float* out = nullptr;      // the block's first output channel at this column
+    const float* in = nullptr;  // what the column reads with input channel 0, tap (0, 0)
+    const float* w = nullptr;   // the block's packed weights
+    float* out = nullptr;       // the block's first output channel at this column
     idx out_plane = 0;
     int channels = 0;  // 1 … 8
 };

@@ -42,9 +42,10 @@ class direct_convolution {
     // 0) go to target + n·image + c·plane + (row − row0)·stride + (column − col0); dx's own
     // elements there are left unwritten. A redirected row is computed in tiles that start at
     // the box's first column, so the target's vectors are stored whole, at the target's own
-    // alignment. (Storing the row's usual tiles under two masks measured slower in session 12:
-    // the box starts a column off those vectors, so every masked store straddled two cache
-    // lines; a scratch row copied out afterwards, until session 27, cost more than these tiles.)
+    // alignment; the narrow strips beside the box column by column. (Storing the row's usual
+    // tiles under two masks measured slower in session 12: the box starts a column off those
+    // vectors, so every masked store straddled two cache lines; a scratch row copied out
+    // afterwards, until session 27, cost more than the tiles and columns.)
     struct dx_redirect {
         std::ptrdiff_t row0 = 0, rows = 0, col0 = 0, cols = 0;
         float* target = nullptr;

@@ -29,9 +29,9 @@ struct comparison_row {
     std::vector<double> retry_ratios;            // the re-runs of a flagged workload, in order
     // "ok", "better", "WORSE" (every attempt worse: a regression), "noise" (worse at first,
     // within tolerance in a re-run), "ours ok" (the ratio worse in every attempt, ours' own
-    // time not, allowing for the machine's speed: its baseline ran faster, or the machine slower),
-    // "MISSING" (in old with a ratio, none in new), "new" (no old ratio to
-    // compare with), "skipped" (baseline below the floor)
+    // time not, allowing for the machine's speed: its baseline ran faster, or the machine
+    // slower), "MISSING" (in old with a ratio, none in new), "new" (no old ratio to compare
+    // with), "skipped" (baseline below the floor)
     std::string verdict;
     // Of a flagged workload: seconds per iteration of ours and baseline, old and in each attempt
     // (the first run, then the re-runs), and the machine's speed change its baselines showed.
