@@ -166,43 +166,40 @@ using cols_kernel = void (*)(const image_pass&, idx, idx, idx, idx, float*, idx)
 constexpr cols_kernel cols_kernels[8] = {forward_cols<1>, forward_cols<2>, forward_cols<3>, forward_cols<4>,
                                          forward_cols<5>, forward_cols<6>, forward_cols<7>, forward_cols<8>};
 
-// One column of one output row for a block of at most 8 output channels: a narrow strip beside
-// a redirected box (backward data, so no bias).
+// One column of one output row beside a redirected box (backward data, so no bias): what it
+// reads with input channel 0, tap (0, 0), and where its block's first output channel goes.
 struct column_job {
-    const float* in = nullptr;  // what the column reads with input channel 0, tap (0, 0)
-    const float* w = nullptr;   // the block's packed weights
-    float* out = nullptr;       // the block's first output channel at this column
-    idx out_plane = 0;
-    int channels = 0;  // 1 … 8
+    const float* in = nullptr;
+    float* out = nullptr;
 };
 
-// K columns at once, vectorized over their output channels (8 lanes): per column one chain of
-// multiply-adds in the tiles' order (the same bits), K chains side by side so that their
-// latencies overlap. A tile would spend 16 lanes on each such column: with 1-column strips on
-// both sides of every redirected row, those partial tiles cost as much as the scratch row and
-// its copy that they replaced (perf on FeatureConv2d, session 27).
+// K columns of one block of at most 8 output channels (`w`: the block's packed weights) at once,
+// vectorized over the channels: per column one chain of multiply-adds in the tiles' order (the
+// same bits), K chains side by side so that their latencies overlap, each weight vector loaded
+// once for all K. A tile would spend 16 lanes on each such column: with 1-column strips on both
+// sides of every redirected row, those partial tiles cost as much as the scratch row and its
+// copy that they replaced (perf on FeatureConv2d, session 27).
 template <int K>
-DISTDL_AVX512 void forward_columns(const image_pass& p, const column_job* jobs) {
+DISTDL_AVX512 void forward_columns(const image_pass& p, const float* w, idx channels, const column_job* jobs) {
     __m256 acc[K];
 #pragma GCC unroll 8
     for (int q = 0; q < K; ++q) acc[q] = _mm256_setzero_ps();
     for (idx c = 0; c < p.C_in; ++c)
         for (idx ky = 0; ky < p.k_h; ++ky)
-            for (idx kx = 0; kx < p.k_w; ++kx) {
-                const idx in_at = c * p.in_plane + ky * p.in_stride + kx, w_at = ((c * p.k_h + ky) * p.k_w + kx) * 8;
+            for (idx kx = 0; kx < p.k_w; ++kx, w += 8) {
+                const idx in_at = c * p.in_plane + ky * p.in_stride + kx;
+                const __m256 wv = _mm256_loadu_ps(w);
 #pragma GCC unroll 8
-                for (int q = 0; q < K; ++q)
-                    acc[q] = _mm256_fmadd_ps(_mm256_loadu_ps(jobs[q].w + w_at), _mm256_set1_ps(jobs[q].in[in_at]),
-                                             acc[q]);
+                for (int q = 0; q < K; ++q) acc[q] = _mm256_fmadd_ps(wv, _mm256_set1_ps(jobs[q].in[in_at]), acc[q]);
             }
     for (int q = 0; q < K; ++q) {
         alignas(32) float lanes[8];
         _mm256_store_ps(lanes, acc[q]);
-        for (int o = 0; o < jobs[q].channels; ++o) jobs[q].out[o * jobs[q].out_plane] = lanes[o];
+        for (idx o = 0; o < channels; ++o) jobs[q].out[o * p.out_plane] = lanes[o];
     }
 }
 
-using columns_kernel = void (*)(const image_pass&, const column_job*);
+using columns_kernel = void (*)(const image_pass&, const float*, idx, const column_job*);
 constexpr int max_column_jobs = 8;
 constexpr columns_kernel columns_kernels[max_column_jobs] = {
     forward_columns<1>, forward_columns<2>, forward_columns<3>, forward_columns<4>,
@@ -210,44 +207,49 @@ constexpr columns_kernel columns_kernels[max_column_jobs] = {
 
 // Output rows i0 … i1 − 1, row by row (the rows one output row reads stay in L1 for every block
 // of output channels). A redirected row's box goes straight to the target in tiles that start
-// at the box (aligned like the target's rows); strips of fewer than 8 columns on either side
-// (a halo's width) go to out as column jobs, 8 at a time across rows, wider ones in tiles. (A
-// scratch row copied out afterwards, until session 27, made a forward and backward on 8 -> 16
-// channels of 130 x 258 ~0.55 ms slower than without a redirect, one core.)
+// at the box (aligned like the target's rows), strips of 8 or more columns on either side to out
+// in tiles too; the narrower ones (a halo's width) afterwards as column jobs, block by block, 8
+// columns at a time across the rows. (A scratch row copied out afterwards, until session 27,
+// made a forward and backward on 8 -> 16 channels of 130 x 258 ~0.55 ms slower than without a
+// redirect, one core.)
 void forward_rows(const image_pass& p, idx i0, idx i1) {
     constexpr idx narrow = 8;
     const auto* r = p.redirect;
-    column_job jobs[max_column_jobs];
-    int pending = 0;
-    const auto run_jobs = [&] {
-        if (pending > 0) columns_kernels[pending - 1](p, jobs);
-        pending = 0;
-    };
+    const idx first = r ? std::max(i0, r->row0) : 0, last = r ? std::min(i1, r->row0 + r->rows) : 0;
+    const idx tail = r ? r->col0 + r->cols : 0;
+    const bool narrow_left = r && r->col0 < narrow, narrow_right = r && p.m_w - tail < narrow;
     for (idx i = i0; i < i1; ++i) {
-        const bool redirected = r != nullptr && i >= r->row0 && i < r->row0 + r->rows;
+        const bool redirected = i >= first && i < last;
         for (idx oc0 = 0; oc0 < p.C_out; oc0 += 8) {
-            const idx channels = std::min<idx>(8, p.C_out - oc0);
-            const cols_kernel cols = cols_kernels[channels - 1];
+            const cols_kernel cols = cols_kernels[std::min<idx>(8, p.C_out - oc0) - 1];
             float* out = p.out + oc0 * p.out_plane + i * p.out_stride;
             if (!redirected) {
                 cols(p, i, oc0, 0, p.m_w, out, p.out_plane);
                 continue;
             }
-            const auto strip = [&](idx j0, idx j1) {
-                if (j1 - j0 >= narrow) return cols(p, i, oc0, j0, j1, out + j0, p.out_plane);
-                for (idx j = j0; j < j1; ++j) {
-                    jobs[pending++] = {p.in + i * p.in_stride + j, p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8,
-                                       out + j, p.out_plane, int(channels)};
-                    if (pending == max_column_jobs) run_jobs();
-                }
-            };
-            const idx tail = r->col0 + r->cols;
-            strip(0, r->col0);
+            if (!narrow_left) cols(p, i, oc0, 0, r->col0, out, p.out_plane);
             cols(p, i, oc0, r->col0, tail, p.redirect_target + oc0 * r->plane + (i - r->row0) * r->stride, r->plane);
-            strip(tail, p.m_w);
+            if (!narrow_right) cols(p, i, oc0, tail, p.m_w, out + tail, p.out_plane);
         }
     }
-    run_jobs();
+    if (first >= last || !(narrow_left || narrow_right)) return;
+    for (idx oc0 = 0; oc0 < p.C_out; oc0 += 8) {
+        const float* w = p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8;
+        const idx channels = std::min<idx>(8, p.C_out - oc0);
+        column_job jobs[max_column_jobs];
+        int pending = 0;
+        const auto add = [&](idx i, idx j) {
+            jobs[pending++] = {p.in + i * p.in_stride + j, p.out + oc0 * p.out_plane + i * p.out_stride + j};
+            if (pending < max_column_jobs) return;
+            columns_kernels[pending - 1](p, w, channels, jobs);
+            pending = 0;
+        };
+        for (idx i = first; i < last; ++i) {
+            for (idx j = 0; narrow_left && j < r->col0; ++j) add(i, j);
+            for (idx j = tail; narrow_right && j < p.m_w; ++j) add(i, j);
+        }
+        if (pending > 0) columns_kernels[pending - 1](p, w, channels, jobs);
+    }
 }
 
 template <int OCB, int KXB, bool MASKED>
