@@ -109,6 +109,9 @@ DISTDL_AVX512 inline __mmask16 first_lanes(idx n) {
     return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << unsigned(n)) - 1u);
 }
 
+// The packed weights (pack_weights) of the block of 8 output channels that starts at oc0.
+const float* block_weights(const image_pass& p, idx oc0) { return p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8; }
+
 // OCB output channels × NV vectors of 16 output columns of one row; the last vector stored
 // under `last` (the columns that exist). A single vector (the row's tail) also loads its inputs
 // under `last`, so that lanes past the row compute on zeros.
@@ -154,7 +157,7 @@ template <int OCB>
 DISTDL_AVX512 void forward_cols(const image_pass& p, idx i, idx oc0, idx j0, idx j1, float* out, idx out_plane) {
     constexpr int NV = OCB <= 2 ? 4 : 2;
     const float* in = p.in + i * p.in_stride;
-    const float* w = p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8;
+    const float* w = block_weights(p, oc0);
     const float* bias = p.bias ? p.bias + oc0 : nullptr;
     idx j = j0;
     for (; j + 16 * NV <= j1; j += 16 * NV)
@@ -234,7 +237,7 @@ void forward_rows(const image_pass& p, idx i0, idx i1) {
     }
     if (first >= last || !(narrow_left || narrow_right)) return;
     for (idx oc0 = 0; oc0 < p.C_out; oc0 += 8) {
-        const float* w = p.packed + (oc0 / 8) * p.C_in * p.k_h * p.k_w * 8;
+        const float* w = block_weights(p, oc0);
         const idx channels = std::min<idx>(8, p.C_out - oc0);
         column_job jobs[max_column_jobs];
         int pending = 0;
