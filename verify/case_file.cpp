@@ -471,15 +471,29 @@ case_spec load_case(const std::string& path, const runner_registry& registry) {
 
 std::vector<std::string> find_case_files(const std::vector<std::string>& paths) {
     namespace fs = std::filesystem;
-    std::set<std::string> files;
+    std::set<std::string> files;  // as first named, sorted
+    std::set<fs::path> seen;      // each file once, however it is spelled (./a.json, a.json)
+    const auto add = [&](const fs::path& file) {
+        std::error_code ec;
+        const fs::path key = fs::weakly_canonical(file, ec);
+        if (seen.insert(ec ? file : key).second) files.insert(file.string());
+    };
     for (const auto& path : paths) {
         std::error_code ec;
-        if (fs::is_directory(path, ec)) {
-            for (const auto& entry : fs::recursive_directory_iterator(path))
-                if (entry.is_regular_file() && entry.path().extension() == ".json") files.insert(entry.path().string());
-        } else if (fs::is_regular_file(path, ec)) {
-            files.insert(path);
+        const fs::file_status status = fs::status(path, ec);
+        if (fs::is_directory(status)) {
+            for (const auto& entry : fs::recursive_directory_iterator(path)) {
+                if (entry.path().extension() != ".json" || entry.is_directory()) continue;
+                DISTDL_REQUIRE(entry.is_regular_file(), entry.path().string()
+                                                            << ": not a regular file (a dangling link, a pipe or a "
+                                                               "device); a case file must be one");
+                add(entry.path());
+            }
+        } else if (fs::is_regular_file(status)) {
+            add(path);
         } else {
+            DISTDL_REQUIRE(!fs::exists(status), path << ": neither a file nor a folder (a pipe or a device); give "
+                                                        "case files or folders of them");
             DISTDL_REQUIRE(false, "no such file or folder: " << path);
         }
     }

@@ -1,6 +1,7 @@
 // distdl-verify: runs JSON cases (DESIGN §6) on the simulator or under MPI and checks each
 // against the serial reference (sequential equivalence) and its own adjoint (dot-product test).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -113,9 +115,11 @@ struct arguments {
 // A whole number in [lo, hi] for `option`, or a usage error.
 unsigned long long whole_number(const std::string& option, const std::string& text, unsigned long long lo,
                                 unsigned long long hi) {
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || text[0] == '-' || end == text.c_str() || *end != '\0' || n < lo || n > hi)
+    // Digits only: no sign, no spaces, nothing past 64 bits (strtoull would wrap or saturate).
+    unsigned long long n = 0;
+    const char* last = text.data() + text.size();
+    const auto [end, problem] = std::from_chars(text.data(), last, n);
+    if (text.empty() || problem != std::errc() || end != last || n < lo || n > hi)
         usage_error(option + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
                     ", not " + text);
     return n;

@@ -107,6 +107,12 @@ DISTDL_CHECK(cartesian_shape_must_hold_every_worker, true) {
     DCHECK_THROWS(P.create_cartesian_topology_partition({n + 1}), partition_error, "holds");
     DCHECK_THROWS(P.create_cartesian_topology_partition({n, 2}), partition_error, "holds");
     DCHECK_THROWS(P.create_cartesian_topology_partition({}), partition_error, "empty");
+    // No grid without workers (the primitives on it would have nobody to send or receive).
+    const auto none = P.create_partition_inclusive({});
+    DCHECK_THROWS(none.create_cartesian_topology_partition({0}), partition_error,
+                  "create_cartesian_topology_partition: shape [0] has extent 0 in dimension 0; every dimension needs "
+                  "at least 1 worker");
+    DCHECK_THROWS(none.create_cartesian_topology_partition({2, 0}), partition_error, "extent 0 in dimension 1");
     const auto grid = P.create_cartesian_topology_partition({1, n, 1});
     DCHECK_EQ(grid.index(), (shape_t{0, static_cast<std::size_t>(world->rank()), 0}));
 }

@@ -219,6 +219,25 @@ TEST(case_file, find_case_files_is_recursive_sorted_and_unique) {
                                            (dir / "b" / "x.json").string()};
     EXPECT_EQ(files, want);
     EXPECT_THROW(find_case_files({(dir / "missing").string()}), distdl::invalid_argument);
+    // One file named twice, in two spellings, runs once (not as a duplicate case of itself).
+    const fs::path other_spelling = dir / "b" / ".." / "a" / "y.json";
+    EXPECT_EQ(find_case_files({(dir / "a" / "y.json").string(), other_spelling.string()}),
+              std::vector<std::string>{(dir / "a" / "y.json").string()});
+    // Neither a file nor a folder; a *.json in a folder that is not a file (a dangling link).
+    const auto error_of = [](const std::string& path) -> std::string {
+        try {
+            find_case_files({path});
+        } catch (const distdl::invalid_argument& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    EXPECT_EQ(error_of("/dev/null"), "/dev/null: neither a file nor a folder (a pipe or a device); give case files or "
+                                     "folders of them");
+    fs::create_symlink(dir / "gone.json", dir / "b" / "dangling.json");
+    EXPECT_EQ(error_of((dir / "b").string()), (dir / "b" / "dangling.json").string() +
+                                                  ": not a regular file (a dangling link, a pipe or a device); a case "
+                                                  "file must be one");
     fs::remove_all(dir);
 }
 
