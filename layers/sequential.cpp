@@ -27,6 +27,13 @@ std::string link_problem(const cartesian_partition* left, const cartesian_partit
            ": its workers would read other blocks than they hold (a Repartition between them moves the data)";
 }
 
+// An empty chain (or one of empty chains): the identity, transparent to the links around it.
+template <class T>
+bool is_identity_chain(const module<T>& m) {
+    const auto* chain = dynamic_cast<const sequential<T>*>(&m);
+    return chain != nullptr && chain->is_identity();
+}
+
 }  // namespace
 
 template <class T>
@@ -45,9 +52,27 @@ module<T>& sequential<T>::append(std::unique_ptr<module<T>> m) {
 }
 
 template <class T>
+module<T>& sequential<T>::operator[](std::size_t i) {
+    DISTDL_REQUIRE(i < modules_.size(), "sequential: module [" << i << "] asked for, the chain has " << modules_.size()
+                                                               << " (indices 0 to size() - 1)");
+    return *modules_[i];
+}
+
+template <class T>
+bool sequential<T>::is_identity() const {
+    for (const auto& m : modules_)
+        if (!is_identity_chain(*m)) return false;
+    return true;
+}
+
+template <class T>
 const std::string& sequential<T>::link_problem_into(std::size_t k) {
-    const cartesian_partition* left = modules_[k - 1]->output_partition();
-    const cartesian_partition* read = modules_[k]->input_partition();
+    // The module before k that is not the identity (whose output k reads); none: no link to judge.
+    std::size_t before = k;
+    while (before > 0 && is_identity_chain(*modules_[before - 1])) --before;
+    const bool judged = before > 0 && !is_identity_chain(*modules_[k]);
+    const cartesian_partition* left = judged ? modules_[before - 1]->output_partition() : nullptr;
+    const cartesian_partition* read = judged ? modules_[k]->input_partition() : nullptr;
     link& l = links_[k];
     if (l.left != left || l.read != read) l = {left, read, link_problem(left, read)};
     return l.problem;
@@ -65,12 +90,16 @@ std::vector<parameter<T>*> sequential<T>::parameters() {
 
 template <class T>
 const cartesian_partition* sequential<T>::input_partition() const {
-    return modules_.empty() ? nullptr : modules_.front()->input_partition();
+    for (const auto& m : modules_)
+        if (!is_identity_chain(*m)) return m->input_partition();
+    return nullptr;
 }
 
 template <class T>
 const cartesian_partition* sequential<T>::output_partition() const {
-    return modules_.empty() ? nullptr : modules_.back()->output_partition();
+    for (auto m = modules_.rbegin(); m != modules_.rend(); ++m)
+        if (!is_identity_chain(**m)) return (*m)->output_partition();
+    return nullptr;
 }
 
 template <class T>

@@ -2,8 +2,8 @@
 // A chain of modules: y = F_n(...F_2(F_1(x))), adjoint dx = F_1*(F_2*(...F_n*(dy))) (reverse
 // order), parameters() the concatenation of every module's, in order. Each module's output
 // partition must be the next one's input partition; the modules check their pieces, and the
-// chain checks the partitions where both modules say them (module::input_partition): the same
-// workers in the same order on the same grid (a shorter grid padded on the left with ones, as
+// chain checks the partitions where both modules say them (module::input_partition; an empty
+// chain between them, the identity, is looked through): the same workers in the same order on the same grid (a shorter grid padded on the left with ones, as
 // Broadcast and SumReduce read theirs). Pieces of the right shape on workers in another order
 // would otherwise be read as other blocks: such a link fails the call as a refusal does (below),
 // with the two partitions named.
@@ -50,7 +50,10 @@ class sequential : public module<T> {
     }
 
     std::size_t size() const { return modules_.size(); }
-    module<T>& operator[](std::size_t i) { return *modules_.at(i); }
+    module<T>& operator[](std::size_t i);
+    // Whether the chain is the identity: no modules, or only such chains (a placeholder). The
+    // links around it are checked as if it were not there.
+    bool is_identity() const;
 
     std::vector<parameter<T>*> parameters() override;
     const cartesian_partition* input_partition() const override;

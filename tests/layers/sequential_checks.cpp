@@ -188,9 +188,30 @@ DISTDL_CHECK(sequential_refuses_links_that_do_not_fit, world_size >= 2) {
     inner.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
     DCHECK_THROWS(outer.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 takes its input on");
 
-    // Linear on worker 0 leaves y on [1,1]; a Broadcast from [1] on worker 0 reads it there.
+    // An empty chain between them (a placeholder: the identity) is looked through, also as the
+    // first module of a nested chain.
+    sequential<double> gap;
+    gap.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
+    gap.emplace<sequential<double>>();
+    gap.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
+    DCHECK_THROWS(gap.forward(x), distdl::invalid_argument,
+                  "sequential: module [2] of 3 takes its input on a partition of shape [1,2] over world ranks [1,0], "
+                  "but the module before it leaves its output on one of shape [1,2] over world ranks [0,1]");
+    sequential<double> nested_gap;
+    nested_gap.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
+    auto& tail = nested_gap.emplace<sequential<double>>();
+    tail.emplace<sequential<double>>().emplace<sequential<double>>();
+    tail.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
+    DCHECK_THROWS(nested_gap.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 takes its input on");
+
+    // Linear on worker 0 leaves y on [1,1]; a Broadcast from [1] on worker 0 reads it there, also
+    // across an empty chain.
     sequential<double> spread;
     spread.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3);
+    spread.emplace<sequential<double>>();
     spread.emplace<distdl::broadcast<double>>(make_partition(world, {0}, {1}), P_01);
     DCHECK_EQ(distdl::shape_of(spread.forward(x)), in ? (shape_t{3, 3}) : (shape_t{0}));
+    DCHECK(spread[1].input_partition() == nullptr);
+    DCHECK_THROWS(spread[3], distdl::invalid_argument,
+                  "sequential: module [3] asked for, the chain has 3 (indices 0 to size() - 1)");
 }
