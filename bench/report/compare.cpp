@@ -76,15 +76,20 @@ constexpr std::size_t min_group_workloads = 3;
 // How much slower or faster the machine runs now, for a workload: the median over workloads of
 // new baseline time / old baseline time, over those of its transport and worker count (on two
 // cores 16 workers contend differently from 4, and their baselines move apart), or of its
-// transport where fewer than min_group_workloads tell; 1 where none does.
+// transport where fewer than min_group_workloads tell; 1 where none does. A layer workload's
+// only by the layers' own baselines (serial kernels), however few: the primitives' memcpy
+// baselines move for other reasons.
 struct machine_factor_table {
     std::map<std::string, std::vector<double>> changes;  // by group and by transport
     // The factor and whose baselines gave it.
     std::pair<double, std::string> of(const std::string& workload) const {
         const std::string group = machine_group(workload), transport = transport_of(workload);
+        const bool layer = is_layer_workload(workload);
         const auto group_changes = changes.find(group);
-        if (group_changes != changes.end() && group_changes->second.size() >= min_group_workloads)
+        if (group_changes != changes.end() && !group_changes->second.empty() &&
+            (layer || group_changes->second.size() >= min_group_workloads))
             return {median(group_changes->second), group};
+        if (layer) return {1.0, group};
         const auto transport_changes = changes.find(transport);
         if (transport_changes != changes.end() && !transport_changes->second.empty())
             return {median(transport_changes->second), transport};
@@ -225,7 +230,8 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
         << "(attempts: how many runs it took, with the ratio of each); noise: worse at first, within "
            "tolerance in a re-run; ours ok: the ratio worse in every attempt but not ours' own time, "
            "allowing for the machine's speed (the median change of the baselines' times of the same transport "
-           "and worker count, or of the transport where fewer than 3 workloads tell); skipped: a baseline "
+           "and worker count, or of the transport where fewer than 3 workloads tell; of a layer benchmark: the "
+           "layers' own baselines); skipped: a baseline "
            "faster than the floor (timer noise), not compared; new: no old ratio to compare with\n";
     for (const auto& r : c.rows) {
         if (r.verdict == "MISSING")

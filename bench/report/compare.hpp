@@ -10,8 +10,8 @@
 // slows a run down, so the best ratio of all attempts counts: the workload is a regression only
 // when every attempt is worse. An attempt is worse when its ratio is, and ours' own time is too:
 // more than the tolerance above the old one times the machine's speed change (the median, over
-// the workloads of the same transport and worker count, or of the layer benchmarks, of new
-// baseline time / old baseline time). A ratio that
+// the workloads of the same transport and worker count, or of the layer benchmarks however few
+// they are, of new baseline time / old baseline time). A ratio that
 // grew only because this workload's baseline ran faster than before (the simulator's memcpy
 // varies 2-3x between runs on a busy 2-core machine) is no regression of ours.
 #include <optional>

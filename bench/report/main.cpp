@@ -1,5 +1,7 @@
 // distdl-bench-report: turns distdl-bench's Google Benchmark JSON into reports/bench.md,
 // bench.json and bench.svg, and compares two bench.json summaries (regression check).
+#include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -46,13 +48,37 @@ const char* usage =
     "--list-worse prints only the WORSE workloads, one per line (what to re-run), exit status 0.\n"
     "-h, --help prints this text.\n";
 
-nlohmann::json read_json(const std::string& path) {
+// A report file, Google Benchmark's (`benchmark_output`: NaN and inf allowed) or a summary.
+nlohmann::json read_json(const std::string& path, bool benchmark_output) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open " + path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    // Neither file nests deeper than a few levels; a deeper one would only cost stack.
+    constexpr int max_depth = 64;
+    const auto shallow = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > max_depth)
+            throw std::runtime_error(path + ": nested deeper than " + std::to_string(max_depth) +
+                                     " levels: not a benchmark file");
+        return true;
+    };
     try {
-        return nlohmann::json::parse(in);
+        return nlohmann::json::parse(benchmark_output ? null_for_non_finite(text.str()) : text.str(), shallow);
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(path + " is not valid JSON: " + e.what());
+    }
+}
+
+// read(), with `path` (once) and for a JSON type error `what_json` in any error it raises.
+template <class F>
+auto naming_file(const std::string& path, const std::string& what_json, F&& read) {
+    try {
+        return read();
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(path + ": " + what_json + e.what());
+    } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        throw std::runtime_error(what.rfind(path, 0) == 0 ? what : path + ": " + what);
     }
 }
 
@@ -80,14 +106,10 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 double non_negative(const std::string& flag, const std::string& text) {
-    std::size_t used = 0;
-    double v = -1;
-    try {
-        v = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || !(v >= 0))
+    // strtod, not stod: a value too small for a double (1e-400) is 0 or nearly, not an error.
+    char* end = nullptr;
+    const double v = text.empty() ? -1 : std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !(v >= 0) || !std::isfinite(v))
         throw std::invalid_argument(flag + " must be a number >= 0, got '" + text + "'");
     return v;
 }
@@ -145,7 +167,7 @@ int run(const std::vector<std::string>& args) {
         if (!inputs.empty()) throw std::invalid_argument("--compare takes exactly OLD.json NEW.json");
         // A summary without the excluded workloads.
         const auto load = [&](const std::string& path) {
-            results r = from_json(read_json(path));
+            results r = naming_file(path, "", [&] { return from_json(read_json(path, false)); });
             if (exclude) std::erase_if(r.workloads, [&](const auto& w) { return std::regex_search(w.first, *exclude); });
             return r;
         };
@@ -167,13 +189,10 @@ int run(const std::vector<std::string>& args) {
     r.cores = std::thread::hardware_concurrency();
     r.commit = commit;
     r.date = date;
-    for (const auto& path : inputs) {
-        try {
-            add_benchmark_json(r, read_json(path));
-        } catch (const nlohmann::json::exception& e) {
-            throw std::runtime_error(path + ": not Google Benchmark JSON output: " + e.what());
-        }
-    }
+    for (const auto& path : inputs)
+        naming_file(path, "not Google Benchmark JSON output: ", [&] { add_benchmark_json(r, read_json(path, true)); });
+    // An empty report would pass for a run of nothing (aggregates are read; runs were there).
+    if (r.workloads.empty()) throw std::runtime_error("no benchmark runs in the files given");
     std::ostringstream md, svg;
     write_markdown(md, r, "bench.svg");
     write_svg(svg, r);

@@ -16,11 +16,11 @@ std::string verdict(const std::optional<double>& ratio, const std::optional<doub
     return (*ratio <= *target ? "met (<= " : "MISSED (<= ") + format_fixed(*target, digits) + ")";
 }
 
-// Text as a table cell: '<' would open an HTML tag (template arguments in benchmark names), '|'
-// would end the cell.
+// Text as a table cell or heading: '<' would open an HTML tag (template arguments in benchmark
+// names), '&' an entity, '|' would end the cell.
 std::string cell(const std::string& text) {
     std::string out;
-    for (const char c : text) out += c == '<' ? "&lt;" : c == '|' ? "\\|" : std::string(1, c);
+    for (const char c : text) out += c == '<' ? "&lt;" : c == '&' ? "&amp;" : c == '|' ? "\\|" : std::string(1, c);
     return out;
 }
 
@@ -47,15 +47,15 @@ void write_group(std::ostream& out, const results& r, const std::string& group) 
         if (segments(name).front() == group)
             for (const auto& [role, rr] : w.roles)
                 if (role != "ours" && role != "baseline") extra.insert(role);
-    out << "\n## " << group << "\n\n| workload | shapes | ours | baseline | ratio | target |";
-    for (const auto& e : extra) out << " ours / " << e << " |";
+    out << "\n## " << cell(group) << "\n\n| workload | shapes | ours | baseline | ratio | target |";
+    for (const auto& e : extra) out << " ours / " << cell(e) << " |";
     out << " GB/s ours | GB/s baseline | faults/iter ours | faults/iter baseline | msgs/iter ours |\n|---|---|--:|--:|--:|---|";
     for (std::size_t i = 0; i < extra.size(); ++i) out << "--:|";
     out << "--:|--:|--:|--:|--:|\n";
     for (const auto& [name, w] : r.workloads) {
         if (segments(name).front() != group) continue;
         const auto ours = w.roles.find("ours");
-        out << "| " << name.substr(group.size() + 1) << " | " << cell(w.label) << " | " << time_of(w, "ours") << " | "
+        out << "| " << cell(name.substr(group.size() + 1)) << " | " << cell(w.label) << " | " << time_of(w, "ours") << " | "
             << time_of(w, "baseline") << " | " << format_optional(w.ratio(), 2) << " | "
             << verdict(w.ratio(), target_of(name, w)) << " |";
         for (const auto& e : extra) out << " " << format_optional(w.ratio(e), 2) << " |";
@@ -79,7 +79,7 @@ void write_transports(std::ostream& out, const results& r) {
         const double sim_t = w.roles.at("ours").seconds, mpi_t = other->second.roles.at("ours").seconds;
         const bool small = s.back() != "large";
         const std::optional<double> ratio = mpi_t > 0 ? std::optional<double>(sim_t / mpi_t) : std::nullopt;
-        rows << "| " << name << " | " << format_time(sim_t) << " | " << format_time(mpi_t) << " | "
+        rows << "| " << cell(name) << " | " << format_time(sim_t) << " | " << format_time(mpi_t) << " | "
              << format_optional(ratio, 2) << " | " << (small ? verdict(ratio, 1.0) : "-") << " |\n";
     }
     if (rows.str().empty()) return;

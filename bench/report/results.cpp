@@ -1,6 +1,8 @@
 #include "bench/report/results.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
@@ -25,10 +27,24 @@ std::optional<double> optional_number(const nlohmann::json& j, const char* key) 
     return std::nullopt;
 }
 
+// "string \"1.5\"", "number -2", "array": a value for a message (containers by type alone).
+std::string describe(const nlohmann::json& value) {
+    return std::string(value.type_name()) + (value.is_primitive() ? " " + value.dump() : "");
+}
+
+// A time in seconds that a ratio can rest on: a positive, finite number (`where` names it).
+double positive_time(const nlohmann::json& value, double unit, const std::string& where) {
+    const double seconds = value.is_number() ? value.get<double>() * unit : 0;
+    if (!(seconds > 0) || !std::isfinite(seconds))
+        throw std::runtime_error(where + ": expected a positive time, got " + describe(value));
+    return seconds;
+}
+
 role_result read_run(const nlohmann::json& run) {
     role_result r;
-    r.seconds = run.at("real_time").get<double>() * seconds_per(run.value("time_unit", "ns"));
-    r.bytes_per_second = run.value("bytes_per_second", 0.0);
+    r.seconds = positive_time(run.at("real_time"), seconds_per(run.value("time_unit", "ns")),
+                              "benchmark " + run.value("name", "?") + ": real_time");
+    r.bytes_per_second = optional_number(run, "bytes_per_second").value_or(0.0);
     r.messages_per_iteration = optional_number(run, "msgs_per_iter");
     r.faults_per_iteration = optional_number(run, "faults_per_iter");
     // A run that gives its median iteration (distdl-bench does for few iterations) is timed by
@@ -80,6 +96,9 @@ std::vector<std::string> segments(const std::string& workload) {
 std::pair<std::string, std::string> split_name(const std::string& benchmark_name) {
     auto parts = segments(benchmark_name);
     while (!parts.empty() && is_suffix(parts.back())) parts.pop_back();
+    if (std::find(parts.begin(), parts.end(), "") != parts.end())
+        throw std::runtime_error("benchmark name '" + benchmark_name + "' has an empty segment (\"//\", or \"/\" at "
+                                 "an end)");
     // The report groups workloads by their first segment: a workload needs one after it.
     if (parts.size() < 3)
         throw std::runtime_error("benchmark name '" + benchmark_name +
@@ -88,6 +107,38 @@ std::pair<std::string, std::string> split_name(const std::string& benchmark_name
     std::string workload = parts[1];
     for (std::size_t i = 2; i < parts.size(); ++i) workload += "/" + parts[i];
     return {parts[0], workload};
+}
+
+std::string null_for_non_finite(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            out += c;
+            if (c == '\\' && i + 1 < text.size()) out += text[++i];
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (!std::isalpha(static_cast<unsigned char>(c))) {
+            in_string = c == '"';
+            out += c;
+            continue;
+        }
+        std::size_t end = i;
+        while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+        std::string word = text.substr(i, end - i);
+        std::transform(word.begin(), word.end(), word.begin(), [](unsigned char ch) { return std::tolower(ch); });
+        if (word == "nan" || word == "inf" || word == "infinity") {
+            if (!out.empty() && out.back() == '-') out.pop_back();
+            out += "null";
+        } else {
+            out += text.substr(i, end - i);
+        }
+        i = end - 1;
+    }
+    return out;
 }
 
 void add_benchmark_json(results& into, const nlohmann::json& document) {
@@ -103,11 +154,9 @@ void add_benchmark_json(results& into, const nlohmann::json& document) {
                                      run.value("error_message", ""));
         const auto key = split_name(run.at("run_name").get<std::string>());
         const std::string type = run.value("run_type", "iteration");
-        if (type == "aggregate") {
-            if (run.value("aggregate_name", "") == "median") medians[key].push_back(read_run(run));
-            continue;
-        }
-        runs[key].push_back(read_run(run));
+        if (type == "aggregate" && run.value("aggregate_name", "") != "median") continue;
+        (type == "aggregate" ? medians : runs)[key].push_back(read_run(run));
+        runs[key];  // a name with only aggregates (--benchmark_report_aggregates_only) is a run too
         if (run.contains("label")) labels[key.second] = run["label"].get<std::string>();
         if (const auto target = optional_number(run, "target_ratio")) targets[key.second] = *target;
     }
@@ -166,16 +215,35 @@ results from_json(const nlohmann::json& document) {
     r.commit = document.value("commit", "");
     r.date = document.value("date", "");
     r.quick = document.value("quick", false);
+    if (!document.at("benchmarks").is_object())
+        throw std::runtime_error("\"benchmarks\": expected an object of workloads, got " +
+                                 std::string(document.at("benchmarks").type_name()));
     for (const auto& [name, j] : document.at("benchmarks").items()) {
+        const std::string where = "benchmark '" + name + "'";
         if (segments(name).size() < 2)
-            throw std::runtime_error("benchmark '" + name + "' in the summary is not a workload <group>/<...>");
+            throw std::runtime_error(where + " in the summary is not a workload <group>/<...>");
+        // Every field of the type it must have: a wrong one is named, not skipped.
+        const auto expect = [&](const nlohmann::json& value, bool ok, const std::string& field, const char* what) {
+            if (!ok) throw std::runtime_error(where + ": " + field + ": expected " + what + ", got " + describe(value));
+        };
+        expect(j, j.is_object(), "value", "an object");
+        if (j.contains("label")) expect(j["label"], j["label"].is_string(), "label", "a string");
+        if (j.contains("target")) expect(j["target"], j["target"].is_number(), "target", "a number");
+        if (j.contains("roles")) expect(j["roles"], j["roles"].is_object(), "roles", "an object");
         workload_result w;
         w.label = j.value("label", "");
         w.target = optional_number(j, "target");
-        const nlohmann::json roles = j.value("roles", nlohmann::json::object());  // kept alive for items()
-        for (const auto& [role, x] : roles.items()) {
+        if (!j.contains("roles")) {
+            r.workloads[name] = w;
+            continue;
+        }
+        for (const auto& [role, x] : j["roles"].items()) {
+            const std::string field = "roles." + role;
+            expect(x, x.is_object() && x.contains("seconds"), field, "an object with \"seconds\"");
+            for (const char* key : {"bytes_per_second", "msgs_per_iter", "faults_per_iter"})
+                if (x.contains(key)) expect(x[key], x[key].is_number(), field + "." + key, "a number");
             role_result rr;
-            rr.seconds = x.at("seconds").get<double>();
+            rr.seconds = positive_time(x["seconds"], 1.0, where + ": " + field + ".seconds");
             rr.bytes_per_second = x.value("bytes_per_second", 0.0);
             rr.messages_per_iteration = optional_number(x, "msgs_per_iter");
             rr.faults_per_iteration = optional_number(x, "faults_per_iter");

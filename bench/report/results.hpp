@@ -45,12 +45,19 @@ struct results {
 // removed; throws when the name has no role.
 std::pair<std::string, std::string> split_name(const std::string& benchmark_name);
 
+// Google Benchmark writes a non-finite statistic (the cv of a counter that is always 0, with
+// repetitions) as a bare NaN or inf, which JSON has not: the text with every such word outside
+// strings (any case, signed) made null, for the parser.
+std::string null_for_non_finite(const std::string& text);
+
 // Adds the runs of one Google Benchmark JSON document (--benchmark_format=json). A run's time
 // is its median_seconds counter when it has one, else its mean (real_time). With repetitions,
-// the median aggregate is used when present, else the mean of the runs.
+// the median aggregate is used when present (also alone: --benchmark_report_aggregates_only),
+// else the mean of the runs. A time that is not a positive number is refused, naming the run.
 void add_benchmark_json(results& into, const nlohmann::json& document);
 
-// The summary written as bench.json, and read back by the comparer.
+// The summary written as bench.json, and read back by the comparer, which refuses a field of
+// the wrong type or a time that is not positive, naming the workload and the field.
 nlohmann::json to_json(const results& r);
 results from_json(const nlohmann::json& document);
 

@@ -10,6 +10,7 @@
 #include "bench/report/compare.hpp"
 #include "bench/report/markdown.hpp"
 #include "bench/report/results.hpp"
+#include "bench/report/svg.hpp"
 
 namespace distdl::bench::report {
 namespace {
@@ -212,6 +213,21 @@ TEST(compare, the_layer_benchmarks_take_the_machine_speed_from_their_own_baselin
     EXPECT_EQ(row_of(c, "conv_layer/sim/w4/channel").verdict, "ok");
 }
 
+TEST(compare, a_layer_benchmark_alone_is_judged_by_its_own_baseline_not_the_primitives) {
+    // scripts/bench.sh --layers linear: one layer workload; the simulator's copies took 2x as
+    // long, the layer 1.6x against an unchanged baseline: WORSE, not "ours ok" by the copies.
+    const results old_run = summary({{"a/sim/w4/large", 1.0, 1.0}, {"b/sim/w4/large", 1.0, 1.0},
+                                     {"c/sim/w4/large", 1.0, 1.0}, {"linear_layer/sim/w4/linear", 1.0, 1.0}});
+    const results new_run = summary({{"a/sim/w4/large", 2.0, 2.0}, {"b/sim/w4/large", 2.0, 2.0},
+                                     {"c/sim/w4/large", 2.0, 2.0}, {"linear_layer/sim/w4/linear", 1.6, 1.0}});
+    const comparison c = compare(old_run, new_run);
+    const auto& row = row_of(c, "linear_layer/sim/w4/linear");
+    EXPECT_EQ(row.machine_group, "layers");
+    EXPECT_DOUBLE_EQ(row.machine_factor, 1.0);
+    EXPECT_EQ(row.verdict, "WORSE");
+    EXPECT_EQ(c.worse, 1);
+}
+
 TEST(compare, re_runs_of_unflagged_rows_change_nothing) {
     // A better row stays better even if a re-run (of something else) holds a worse ratio for it.
     const results old_run = summary({{"broadcast/mpi/w4/large", 2.0, 1.0}});
@@ -288,11 +304,70 @@ TEST(results, google_benchmark_output_is_refused_as_a_summary) {
     }
 }
 
+// from_json's error for `doc`'s "benchmarks" holding `workload` as {"x/mpi/w4/large": workload}.
+std::string summary_error(const nlohmann::json& workload) {
+    const nlohmann::json doc{{"schema", 1}, {"benchmarks", {{"x/mpi/w4/large", workload}}}};
+    try {
+        from_json(doc);
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(results, a_summary_field_of_the_wrong_type_or_a_time_not_positive_is_refused_naming_it) {
+    const auto with_ours = [](const nlohmann::json& seconds) {
+        return nlohmann::json{{"roles", {{"ours", {{"seconds", seconds}}}, {"baseline", {{"seconds", 1.0}}}}}};
+    };
+    const std::string where = "benchmark 'x/mpi/w4/large': ";
+    EXPECT_EQ(summary_error(with_ours(-0.01)), where + "roles.ours.seconds: expected a positive time, got number -0.01");
+    EXPECT_EQ(summary_error(with_ours(0)), where + "roles.ours.seconds: expected a positive time, got number 0");
+    EXPECT_EQ(summary_error(with_ours("0.01")),
+              where + "roles.ours.seconds: expected a positive time, got string \"0.01\"");
+    EXPECT_EQ(summary_error(5), where + "value: expected an object, got number 5");
+    EXPECT_EQ(summary_error({{"roles", {{"ours", {{"time", 1.0}}}}}}),
+              where + "roles.ours: expected an object with \"seconds\", got object");
+    EXPECT_EQ(summary_error({{"target", "1.1"}}), where + "target: expected a number, got string \"1.1\"");
+    EXPECT_EQ(summary_error(with_ours(1.0)), "no error");
+}
+
+TEST(results, google_benchmark_aggregates_alone_and_non_finite_statistics_are_read) {
+    // --benchmark_repetitions=2 --benchmark_report_aggregates_only: medians only, and a cv of a
+    // counter that is always 0 written as a bare NaN (not JSON); a NaN in a string stays.
+    const std::string text = R"({"context": {}, "benchmarks": [
+        {"name": "ours/x/sim/w4/large_median", "run_name": "ours/x/sim/w4/large", "run_type": "aggregate",
+         "aggregate_name": "median", "real_time": 4.0, "time_unit": "ms", "label": "NaN inf"},
+        {"name": "ours/x/sim/w4/large_cv", "run_name": "ours/x/sim/w4/large", "run_type": "aggregate",
+         "aggregate_name": "cv", "real_time": 0.1, "time_unit": "ms", "msgs_per_iter": NaN, "x": -inf},
+        {"name": "baseline/x/sim/w4/large_median", "run_name": "baseline/x/sim/w4/large", "run_type": "aggregate",
+         "aggregate_name": "median", "real_time": 2.0, "time_unit": "ms", "bytes_per_second": Infinity}
+      ]})";
+    EXPECT_FALSE(nlohmann::json::accept(text));
+    results r;
+    add_benchmark_json(r, nlohmann::json::parse(null_for_non_finite(text)));
+    ASSERT_EQ(r.workloads.count("x/sim/w4/large"), 1u);
+    const auto& w = r.workloads.at("x/sim/w4/large");
+    EXPECT_DOUBLE_EQ(*w.ratio(), 2.0);
+    EXPECT_EQ(w.label, "NaN inf");
+    EXPECT_DOUBLE_EQ(w.roles.at("baseline").bytes_per_second, 0.0);
+}
+
+TEST(results, report_text_escapes_what_names_and_labels_hold) {
+    results r = summary({{"grp<b>&x/sim/w4/large", 2.0, 1.0}});
+    std::ostringstream md, svg;
+    write_markdown(md, r, "bench.svg");
+    write_svg(svg, r);
+    EXPECT_TRUE(contains(md.str(), "## grp&lt;b>&amp;x\n")) << md.str();
+    EXPECT_TRUE(contains(svg.str(), ">grp&lt;b&gt;&amp;x/sim/w4/large</text>")) << svg.str();
+    EXPECT_FALSE(contains(svg.str(), "<b>")) << svg.str();
+}
+
 TEST(results, benchmark_names_split_into_role_and_workload) {
     EXPECT_EQ(split_name("ours/broadcast/mpi/w4/large/iterations:10/manual_time"),
               (std::pair<std::string, std::string>{"ours", "broadcast/mpi/w4/large"}));
     EXPECT_EQ(split_name("baseline/gemm/f64/512"), (std::pair<std::string, std::string>{"baseline", "gemm/f64/512"}));
     EXPECT_THROW(split_name("lonely/iterations:3"), std::runtime_error);
+    EXPECT_THROW(split_name("ours/a//manual_time"), std::runtime_error);  // an empty segment: workload "a/"
     // A workload without a group (kernels_bench's names) is refused, not cut short.
     try {
         split_name("gemm/sgemm_64x2048x2048");
