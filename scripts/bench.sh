@@ -22,20 +22,24 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--layers "conv p
                    kernels, reported as the groups <name>_layer with their goals as targets;
                    --compare leaves the others out of the comparison (not MISSING)
   --compare OLD    after the run, compare each benchmark's ratio to baseline with OLD (a
-                   bench.json); a benchmark whose ratio grew by more than the tolerance is
+                   bench.json, which distdl-bench-report reads with --tolerance and
+                   --min-baseline before anything runs: exit status 2 if it cannot); a
+                   benchmark whose ratio grew by more than the tolerance is
                    re-run (ours and baseline, same transport and worker count) up to N more
                    times and counts as a regression only when it is worse in every attempt
                    (the best ratio counts: noise only slows a run down) and ours' own time grew
                    too, allowing for the machine's speed (a faster baseline alone passes: 'ours ok');
                    exit status 1 on a regression or when a benchmark of OLD is missing
   --tolerance T    allowed growth of a ratio before it counts as worse (default 0.25 = 25%)
-  --retries N      re-runs of a worse benchmark before it fails the run (default 2; 0: none)
+  --retries N      re-runs of a worse benchmark before it fails the run (default 2; 0: none;
+                   decimal, up to 9 digits)
   --min-baseline S benchmarks whose baseline takes less than S seconds per iteration are not
                    compared (default 1e-6: a ratio against a shorter time measures the
                    clock)
   --bin DIR        run DIR/distdl-bench and DIR/report/distdl-bench-report as they are
                    instead of building the release preset (default: build, then use
-                   build/release/bench; the layer benchmarks are DIR/layers/<name>_bench);
+                   build/release/bench; the layer benchmarks are DIR/layers/<name>_bench,
+                   and each of --layers must be there);
                    the Open MPI runs start with $MPIEXEC (default
                    mpiexec). Relative paths are taken from the repository's root.
   -- ...           further flags for distdl-bench (e.g. --benchmark_filter=broadcast)
@@ -54,6 +58,8 @@ while (($#)); do
     --quick) quick=(--quick) ;;
     --out) value "$1" "${2-}" "a directory"; out="$2"; shift ;;
     --ranks) value "$1" "${2-}" "a list"; ranks="$2"; shift
+             [[ $ranks =~ [^[:space:]] ]] ||
+               { echo "bench.sh: --ranks needs at least one of 4 and 16, got '$ranks'" >&2; exit 2; }
              for r in $ranks; do
                [[ $r == 4 || $r == 16 ]] ||
                  { echo "bench.sh: --ranks takes 4 and 16 (the workloads' sizes), got '$r'" >&2; exit 2; }
@@ -71,7 +77,10 @@ while (($#)); do
                     [[ "$min_baseline" =~ $number ]] ||
                       { echo "bench.sh: --min-baseline must be a number of seconds >= 0, got '$min_baseline'" >&2; exit 2; } ;;
     --retries) value "$1" "${2-}" "a count"; retries="$2"; shift
-               [[ "$retries" =~ ^[0-9]+$ ]] || { echo "bench.sh: --retries must be a count >= 0, got '$retries'" >&2; exit 2; } ;;
+               # Decimal: bash's arithmetic reads 010 as 8 and refuses 08; 9 digits cannot wrap.
+               [[ "$retries" =~ ^0*([0-9]{1,9})$ ]] ||
+                 { echo "bench.sh: --retries must be a count from 0 to 999999999, got '$retries'" >&2; exit 2; }
+               retries=$((10#${BASH_REMATCH[1]})) ;;
     -h|--help) usage; exit 0 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -79,18 +88,40 @@ while (($#)); do
   shift
 done
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-if [[ -n "$compare" ]]; then
-  [[ -f "$compare" ]] || { echo "bench.sh: no such file: $compare" >&2; exit 2; }
-  cp "$compare" "$work/old.json"  # the new report may overwrite it
+[[ -z "$compare" || -f "$compare" ]] || { echo "bench.sh: no such file: $compare" >&2; exit 2; }
+# Without a build, the programs must be there: else bash's own error, after the runs before.
+if [[ -n "$bin" ]]; then
+  [[ -d "$bin" ]] || { echo "bench.sh: --bin $bin: no such directory" >&2; exit 2; }
+  for program in distdl-bench report/distdl-bench-report $(for l in $layers; do echo "layers/${l}_bench"; done); do
+    [[ -f "$bin/$program" && -x "$bin/$program" ]] ||
+      { echo "bench.sh: --bin $bin has no program $program" >&2; exit 2; }
+  done
 fi
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 if [[ -z "$bin" ]]; then
   cmake --preset release >/dev/null
   cmake --build --preset release -j "$(nproc)" --target distdl-bench distdl-bench-report \
     $(for l in $layers; do echo "${l}_bench"; done)
   bin=build/release/bench
+fi
+report="$bin/report/distdl-bench-report"
+# OLD and the comparison's options, checked by the report tool before anything runs (else they
+# fail after the whole suite): OLD against itself, then with the options. Its messages without
+# its usage text, which is not bench.sh's.
+if [[ -n "$compare" ]]; then
+  if ! "$report" --compare "$compare" "$compare" --list-worse >/dev/null 2>"$work/check"; then
+    echo "bench.sh: --compare $compare: distdl-bench-report cannot compare with it; nothing was run" >&2
+    sed '/^usage:/,$d' "$work/check" >&2
+    exit 2
+  fi
+  if ! "$report" --compare "$compare" "$compare" --tolerance "$tolerance" --min-baseline "$min_baseline" \
+       --list-worse >/dev/null 2>"$work/check"; then
+    sed -e '/^usage:/,$d' -e 's/^distdl-bench-report: /bench.sh: /' "$work/check" >&2
+    exit 2
+  fi
+  cp "$compare" "$work/old.json"  # the new report may overwrite it
 fi
 mpiexec="${MPIEXEC:-mpiexec}"
 mkdir -p "$out"
@@ -110,7 +141,7 @@ run_layer() {
   "$bin/layers/$1_bench" "${quick[@]}" --report-out "$2" --benchmark_color=false "${@:3}"
 }
 
-workers=$(tr ' ' ',' <<<"$ranks")
+workers=$(read -ra list <<<"$ranks"; IFS=,; echo "${list[*]}")
 echo "bench.sh: simulator, workers $workers"
 run_sim "$workers" "$work/sim.json"
 
@@ -131,7 +162,6 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ "$commit" != unknown && -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
   commit="$commit (with uncommitted changes)"
 fi
-report="$bin/report/distdl-bench-report"
 "$report" --out-dir "$out" --commit "$commit" "$work"/sim.json "$work"/mpi*.json \
   $(for l in $layers; do echo "$work/layer_$l.json"; done)
 
@@ -148,7 +178,10 @@ echo "bench.sh: comparing with $compare (tolerance $tolerance, up to $retries re
 # Each attempt re-runs ours and baseline of the workloads still worse (one run per transport and
 # worker count); its summary joins the comparison as a --retry.
 for ((attempt = 1; attempt <= retries; attempt++)); do
-  mapfile -t worse < <("$report" "${compared[@]}" --list-worse)
+  # An assignment, not < <(...): a failure ends the run here rather than being printed again below.
+  worse_list=$("$report" "${compared[@]}" --list-worse)
+  worse=()
+  [[ -z "$worse_list" ]] || mapfile -t worse <<<"$worse_list"
   ((${#worse[@]})) || break
   echo "bench.sh: re-run $attempt of $retries of ${#worse[@]} worse benchmark(s): ${worse[*]}"
   dir="$work/retry$attempt"

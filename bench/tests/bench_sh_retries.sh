@@ -4,7 +4,9 @@
 # noise after one re-run, one worse in every attempt fails and is named, only the worse
 # workloads are re-run (under mpiexec -n <workers> for Open MPI ones), a layer benchmark's
 # regression re-runs that benchmark's worse workloads only (--workloads), layer benchmarks left
-# out by --layers are not compared, and --retries 0 fails on the first run.
+# out by --layers are not compared, --retries 0 fails on the first run and counts are decimal;
+# usage errors (a bad --layers, --ranks or --bin, an OLD or a --tolerance distdl-bench-report
+# refuses) exit 2 with one message naming the argument, before any benchmark runs.
 set -euo pipefail
 report=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -77,7 +79,41 @@ run left_out conv_layer/sim/w4/steady flaky/mpi/w4/large -- --layers ""
 [[ $status -eq 0 ]] || fail "left_out: exit status $status, expected 0"$'\n'"$output"
 expect "bench.sh: not compared (left out by --layers): conv_layer pool_layer linear_layer"
 grep -qF "conv_layer/sim/w4/steady" <<<"$output" && fail "left_out: conv_layer/sim/w4/steady compared:"$'\n'"$output"
+# Counts are decimal: 08 is eight re-runs (not bash's octal error), 010 ten.
+run leading_zero flaky/mpi/w4/large -- --retries 08 --layers ""
+[[ $status -eq 0 ]] || fail "leading_zero: exit status $status, expected 0"$'\n'"$output"
+expect "PASS: no benchmark got worse (1 worse at first, within tolerance on a re-run)"
+run decimal slow/sim/w4/large -- --retries 010 --layers ""
+[[ $status -eq 1 ]] || fail "decimal: exit status $status, expected 1"$'\n'"$output"
+expect "worse in all 11 attempts"
+
+# Usage errors: exit status 2 with one message naming the argument, before any benchmark runs.
+once() { [[ $(grep -cF -- "$1" <<<"$output") -eq 1 ]] || fail "$name: not one line with '$1' in:"$'\n'"$output"; }
+refused() {
+  [[ $status -eq 2 ]] || fail "$name: exit status $status, expected 2"$'\n'"$output"
+  once "$1"
+  [[ ! -e "$t/$name/calls" ]] || fail "$name: benchmarks ran:"$'\n'"$(cat "$t/$name/calls")"
+}
 run bad_layer steady/mpi/w4/large -- --layers "conv fft"
-[[ $status -eq 2 ]] || fail "bad_layer: exit status $status, expected 2"$'\n'"$output"
-expect "bench.sh: --layers takes conv, pool and linear, got 'fft'"
+refused "bench.sh: --layers takes conv, pool and linear, got 'fft'"
+# OLD is read and the comparison's options checked by distdl-bench-report up front.
+echo '{"schema": 1, "benchmarks": ' >"$t/broken.json"
+run broken_old steady/mpi/w4/large -- --layers "" --compare "$t/broken.json"
+refused "bench.sh: --compare $t/broken.json: distdl-bench-report cannot compare with it; nothing was run"
+once "distdl-bench-report: $t/broken.json is not valid JSON"
+grep -qF /old.json <<<"$output" && fail "broken_old: a temporary copy named:"$'\n'"$output"
+echo '{"a": 1}' >"$t/not_summary.json"
+run not_summary steady/mpi/w4/large -- --layers "" --compare "$t/not_summary.json"
+refused "bench.sh: --compare $t/not_summary.json: distdl-bench-report cannot compare with it; nothing was run"
+expect "not a distdl benchmark summary"
+run huge_tolerance steady/mpi/w4/large -- --layers "" --tolerance 1e999
+refused "bench.sh: --tolerance must be a number >= 0, got '1e999'"
+run huge_min_baseline steady/mpi/w4/large -- --layers "" --min-baseline 1e999
+refused "bench.sh: --min-baseline must be a number >= 0, got '1e999'"
+run no_bin steady/mpi/w4/large -- --layers "" --bin /nonexistent
+refused "bench.sh: --bin /nonexistent: no such directory"
+run no_layer_bin steady/mpi/w4/large -- --layers pool
+refused "bench.sh: --bin $t/bin has no program layers/pool_bench"
+run blank_ranks steady/mpi/w4/large -- --layers "" --ranks " "
+refused "bench.sh: --ranks needs at least one of 4 and 16, got ' '"
 echo "bench_sh_retries: all cases passed"
