@@ -9,6 +9,8 @@
 #
 #   bash scripts/sim-scaling.sh [--sizes 16,64,256,1024,4096] [--repeat N] [--verify PATH] [--time-limit S]
 #
+# --time-limit: seconds per case (default 120), passed to distdl-verify; a usage error of
+# distdl-verify's is printed and ends the run (exit status 2).
 # Needs a release build (bash scripts/build.sh) and GNU time (apt-get install time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,28 +27,34 @@ while [[ $# -gt 0 ]]; do
     --repeat) repeat="$2"; shift 2 ;;
     --verify) verify="$2"; shift 2 ;;
     --time-limit) time_limit="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sim-scaling.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
+IFS=',' read -ra list <<<"$sizes"
+((${#list[@]})) || { echo "sim-scaling.sh: --sizes needs at least one size" >&2; exit 2; }
+for n in "${list[@]}"; do
+  # At most 4 digits before the loop: it takes sqrt(n) steps, and longer numbers wrap.
+  side=0
+  [[ "$n" =~ ^[1-9][0-9]{0,3}$ ]] && ((n <= 4096)) && while ((side * side < n)); do ((side += 2)); done
+  ((side > 0 && side * side == n)) ||
+    { echo "sim-scaling.sh: --sizes takes squares of even numbers from 4 to 4096, got '$n'" >&2; exit 2; }
+done
+[[ "$repeat" =~ ^[1-9][0-9]{0,8}$ ]] ||  # longer counts wrap
+  { echo "sim-scaling.sh: --repeat needs a positive count of at most 9 digits, got '$repeat'" >&2; exit 2; }
+[[ "$time_limit" =~ ^([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$ ]] &&
+  awk -v t="$time_limit" 'BEGIN { exit !(t + 0 > 0) }' ||
+  { echo "sim-scaling.sh: --time-limit needs a positive number of seconds, got '$time_limit'" >&2; exit 2; }
 [[ -x "$verify" ]] || { echo "sim-scaling.sh: $verify not found; run bash scripts/build.sh first" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "sim-scaling.sh: needs GNU time (/usr/bin/time): apt-get install time" >&2; exit 2; }
-for n in ${sizes//,/ }; do
-  side=0
-  [[ "$n" =~ ^[0-9]+$ ]] && while ((side * side < n)); do ((side += 2)); done
-  ((side > 0 && side * side == n && n <= 4096)) ||
-    { echo "sim-scaling.sh: --sizes takes squares of even numbers from 4 to 4096, got $n" >&2; exit 2; }
-done
-[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "sim-scaling.sh: --repeat needs a positive count, got $repeat" >&2; exit 2; }
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-python3 verify/make_cases.py --scale-only "$sizes" --out "$work" >/dev/null
+python3 verify/make_cases.py --scale-only "$(IFS=,; echo "${list[*]}")" --out "$work" >/dev/null
 
 status=0
 declare -A last_seconds last_kib
 printf '%-8s %-14s %10s %12s %10s %10s  %s\n' workers layer "time (s)" "peak (MiB)" "time x4" "memory x4" result
-IFS=',' read -ra list <<<"$sizes"
 for n in "${list[@]}"; do
   for layer in broadcast sum_reduce all_sum_reduce repartition halo_exchange feature_conv2d channel_conv2d \
                general_conv2d max_pool2d avg_pool2d linear; do
@@ -56,8 +64,16 @@ for n in "${list[@]}"; do
     result=PASS
     best_seconds="" best_kib=""
     for ((i = 0; i < repeat; ++i)); do
-      if ! /usr/bin/time -f '%e %M' -o "$work/time" "$verify" --transport sim --max-world 0 \
-           --time-limit "$time_limit" "$file" >"$log" 2>&1; then
+      code=0
+      /usr/bin/time -f '%e %M' -o "$work/time" "$verify" --transport sim --max-world 0 \
+        --time-limit "$time_limit" "$file" >"$log" 2>&1 || code=$?
+      # A usage error would fail every row alike: its message (without the usage text) ends the run.
+      if ((code == 2)); then
+        echo "sim-scaling.sh: $verify refused its arguments:" >&2
+        sed -e '/^usage:/,$d' -e '/^$/d' "$log" >&2
+        exit 2
+      fi
+      if ((code != 0)); then
         result=FAIL
         status=1
       fi
