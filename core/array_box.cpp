@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/checked_arithmetic.hpp"
 #include "core/error.hpp"
 
 namespace distdl {
@@ -26,6 +27,9 @@ bool make_layout(const array_box& box, std::size_t element_size, strided_layout&
     DISTDL_REQUIRE(box_lies_inside(box.shape, box.start, box.extent), "communicator: " << what << " at " << format_list(box.start) << " of extent "
                                             << format_list(box.extent) << " does not lie inside an array of shape "
                                             << format_list(box.shape));
+    // Every offset and stride below is at most the array's bytes: refused when those wrap.
+    checked_mul(checked_volume(box.shape, std::string("communicator: ") + what + " array of shape"), element_size,
+                std::string("communicator: ") + what + " array bytes");
     out = strided_layout{};
     bool empty = false;
     std::size_t stride = element_size;  // of dimension d, in bytes

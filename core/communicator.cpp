@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+
+#include "core/checked_arithmetic.hpp"
 
 namespace distdl {
 
@@ -42,7 +45,15 @@ void require_tag(int tag) {
     DISTDL_REQUIRE(tag >= 0 && tag <= max_tag, "communicator: tag " << tag << " outside [0, " << max_tag << "]");
 }
 
-std::uint64_t bytes_of(std::size_t count, dtype type) { return static_cast<std::uint64_t>(count) * size_of(type); }
+// The bytes of `count` elements of `type` for the call `what`: refused when the type is none of
+// dtype's (a cast integer) or the bytes do not fit in 64 bits (a wrapped size would move too
+// little data, silently).
+std::uint64_t bytes_of(std::size_t count, dtype type, const char* what) {
+    const std::size_t element = size_of(type);
+    DISTDL_REQUIRE(element > 0, "communicator: " << what << " of dtype " << static_cast<int>(type)
+                                                 << ", which is none of float32, float64, int32, int64, uint64, byte");
+    return checked_mul(count, element, std::string("communicator: ") + what + " of " + to_string(type) + " elements");
+}
 
 }  // namespace
 
@@ -68,7 +79,7 @@ request communicator::isend(const void* buf, std::size_t count, dtype type, int 
     require_rank(dest, "send destination");
     require_tag(tag);
     require_buffer(buf, count, "send");
-    traffic_->record(1, bytes_of(count, type));
+    traffic_->record(1, bytes_of(count, type, "send"));
     return do_isend(buf, count, type, dest, tag);
 }
 
@@ -76,6 +87,7 @@ request communicator::irecv(void* buf, std::size_t count, dtype type, int source
     require_rank(source, "receive source");
     require_tag(tag);
     require_buffer(buf, count, "receive");
+    bytes_of(count, type, "receive");
     return do_irecv(buf, count, type, source, tag);
 }
 
@@ -125,6 +137,7 @@ request communicator::irecv_box(void* array, const array_box& box, dtype type, i
 request communicator::isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag) {
     require_rank(dest, "send destination");
     require_tag(tag);
+    bytes_of(0, type, "send box");
     const std::size_t bytes = layout.bytes();
     require_buffer(array, bytes, "send");
     traffic_->record(1, bytes);
@@ -134,6 +147,7 @@ request communicator::isend_box(const void* array, const strided_layout& layout,
 request communicator::irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag) {
     require_rank(source, "receive source");
     require_tag(tag);
+    bytes_of(0, type, "receive box");
     require_buffer(array, layout.bytes(), "receive");
     return do_irecv_box(array, layout, type, source, tag);
 }
@@ -192,14 +206,16 @@ void communicator::wait_all(std::vector<request>& requests) {
 void communicator::broadcast(void* buf, std::size_t count, dtype type, int root) {
     require_rank(root, "broadcast root");
     require_buffer(buf, count, "broadcast");
-    if (rank() == root) traffic_->record(size() - 1, bytes_of(count, type) * (size() - 1));
+    const std::uint64_t bytes = bytes_of(count, type, "broadcast");
+    if (rank() == root) traffic_->record(size() - 1, bytes * (size() - 1));
     do_broadcast(buf, count, type, root);
 }
 
 request communicator::ibroadcast(void* buf, std::size_t count, dtype type, int root) {
     require_rank(root, "broadcast root");
     require_buffer(buf, count, "broadcast");
-    if (rank() == root) traffic_->record(size() - 1, bytes_of(count, type) * (size() - 1));
+    const std::uint64_t bytes = bytes_of(count, type, "broadcast");
+    if (rank() == root) traffic_->record(size() - 1, bytes * (size() - 1));
     return do_ibroadcast(buf, count, type, root);
 }
 
@@ -216,8 +232,9 @@ void communicator::reduce_sum(const void* send, void* recv, std::size_t count, d
     require_rank(root, "reduce root");
     DISTDL_REQUIRE(is_summable(type), "communicator: cannot sum " << to_string(type));
     require_buffer(send, count, "reduce send");
+    const std::uint64_t bytes = bytes_of(count, type, "reduce");
     if (rank() == root) require_buffer(recv, count, "reduce receive");
-    else traffic_->record(1, bytes_of(count, type));
+    else traffic_->record(1, bytes);
     do_reduce_sum(send, recv, count, type, root);
 }
 
@@ -225,14 +242,18 @@ void communicator::all_reduce_sum(const void* send, void* recv, std::size_t coun
     DISTDL_REQUIRE(is_summable(type), "communicator: cannot sum " << to_string(type));
     require_buffer(send, count, "all-reduce send");
     require_buffer(recv, count, "all-reduce receive");
-    if (size() > 1) traffic_->record(1, bytes_of(count, type));
+    const std::uint64_t bytes = bytes_of(count, type, "all-reduce");
+    if (size() > 1) traffic_->record(1, bytes);
     do_all_reduce_sum(send, recv, count, type);
 }
 
 void communicator::all_gather(const void* send, void* recv, std::size_t count, dtype type) {
     require_buffer(send, count, "all-gather send");
+    const std::uint64_t bytes = bytes_of(count, type, "all-gather");
+    bytes_of(checked_mul(count, static_cast<std::size_t>(size()), "communicator: all-gather receive elements"), type,
+             "all-gather receive");
     require_buffer(recv, count * size(), "all-gather receive");
-    traffic_->record(size() - 1, bytes_of(count, type) * (size() - 1));
+    traffic_->record(size() - 1, bytes * (size() - 1));
     do_all_gather(send, recv, count, type);
 }
 
@@ -246,10 +267,15 @@ void communicator::all_to_all_v(const void* send, const std::vector<std::size_t>
                    "communicator: all_to_all_v needs " << n << " counts and displacements per side");
     std::size_t send_extent = 0, recv_extent = 0;
     for (std::size_t r = 0; r < n; ++r) {
-        send_extent = std::max(send_extent, send_displs[r] + send_counts[r]);
-        recv_extent = std::max(recv_extent, recv_displs[r] + recv_counts[r]);
-        if (r != static_cast<std::size_t>(rank()) && send_counts[r] > 0) traffic_->record(1, bytes_of(send_counts[r], type));
+        send_extent = std::max(send_extent, checked_add(send_displs[r], send_counts[r], "communicator: all_to_all_v "
+                                                                                        "send displacement + count"));
+        recv_extent = std::max(recv_extent, checked_add(recv_displs[r], recv_counts[r], "communicator: all_to_all_v "
+                                                                                        "receive displacement + count"));
     }
+    bytes_of(send_extent, type, "all_to_all_v send");
+    bytes_of(recv_extent, type, "all_to_all_v receive");
+    for (std::size_t r = 0; r < n; ++r)
+        if (r != static_cast<std::size_t>(rank()) && send_counts[r] > 0) traffic_->record(1, send_counts[r] * size_of(type));
     require_buffer(send, send_extent, "all_to_all_v send");
     require_buffer(recv, recv_extent, "all_to_all_v receive");
     do_all_to_all_v(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);

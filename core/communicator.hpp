@@ -1,6 +1,7 @@
 #pragma once
 // The one interface both transports (simulator/, mpi_backend/) implement. The public,
-// non-virtual functions check their arguments once for every transport and count traffic;
+// non-virtual functions check their arguments once for every transport (ranks, tags, null
+// buffers, a dtype none of dtype's, sizes whose bytes do not fit in 64 bits) and count traffic;
 // the protected do_* functions are what a transport provides.
 #include <cstddef>
 #include <cstdint>
@@ -136,6 +137,8 @@ class communicator {
     // tell them apart). The simulator runs it at the call (it returns once every member has
     // called it): between the call and the wait, no member may wait for another's message.
     request ibroadcast(void* buf, std::size_t count, dtype type, int root);
+    // The collectives below take send and receive buffers that overlap (the same array, or
+    // shifted): the result is that of the data as they were at the call, on every transport.
     // recv is only written on the root (and may be null on the other ranks).
     void reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root);
     void all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type);

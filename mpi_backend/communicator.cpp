@@ -342,13 +342,23 @@ request mpi_communicator::do_ibroadcast(void* buf, std::size_t count, dtype type
     return req;
 }
 
+const void* mpi_communicator::separate_send(const void* send, std::size_t send_bytes, const void* recv,
+                                            std::size_t recv_bytes) {
+    const auto s = reinterpret_cast<std::uintptr_t>(send), r = reinterpret_cast<std::uintptr_t>(recv);
+    if (send_bytes == 0 || recv_bytes == 0 || s + send_bytes <= r || r + recv_bytes <= s) return send;
+    const auto* from = static_cast<const unsigned char*>(send);
+    staged_send_.assign(from, from + send_bytes);
+    return staged_send_.data();
+}
+
 void mpi_communicator::do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) {
     MPI_Comm comm = open_comm();
     const int n = to_int(count, "reduce count");
     // Every rank passes the same count, so every rank skips together. (MPI would also reject
     // the null == null "aliasing" of two empty buffers on the root.)
     if (n == 0) return;
-    const void* in = (rank_ == root && send == recv) ? MPI_IN_PLACE : send;
+    const std::size_t bytes = count * size_of(type);
+    const void* in = rank_ != root ? send : send == recv ? MPI_IN_PLACE : separate_send(send, bytes, recv, bytes);
     check(MPI_Reduce(in, recv, n, datatype_of(type), MPI_SUM, root, comm), "MPI_Reduce");
 }
 
@@ -356,7 +366,8 @@ void mpi_communicator::do_all_reduce_sum(const void* send, void* recv, std::size
     MPI_Comm comm = open_comm();
     const int n = to_int(count, "all-reduce count");
     if (n == 0) return;  // as in do_reduce_sum
-    const void* in = send == recv ? MPI_IN_PLACE : send;
+    const std::size_t bytes = count * size_of(type);
+    const void* in = send == recv ? MPI_IN_PLACE : separate_send(send, bytes, recv, bytes);
     check(MPI_Allreduce(in, recv, n, datatype_of(type), MPI_SUM, comm), "MPI_Allreduce");
 }
 
@@ -364,8 +375,11 @@ void mpi_communicator::do_all_gather(const void* send, void* recv, std::size_t c
     MPI_Comm comm = open_comm();
     const int n = to_int(count, "all-gather count");
     // This rank's block already in place in recv: MPI_IN_PLACE (MPI forbids aliasing).
-    const auto* own_block = static_cast<const unsigned char*>(recv) + static_cast<std::size_t>(rank_) * count * size_of(type);
-    const void* in = (n > 0 && send == own_block) ? MPI_IN_PLACE : send;
+    const std::size_t bytes = count * size_of(type);
+    const auto* own_block = static_cast<const unsigned char*>(recv) + static_cast<std::size_t>(rank_) * bytes;
+    const void* in = n == 0 ? send
+                     : send == own_block ? MPI_IN_PLACE
+                                         : separate_send(send, bytes, recv, bytes * static_cast<std::size_t>(size_));
     check(MPI_Allgather(in, n, datatype_of(type), recv, n, datatype_of(type), comm), "MPI_Allgather");
 }
 
@@ -379,7 +393,13 @@ void mpi_communicator::do_all_to_all_v(const void* send, const std::vector<std::
     const auto rc = to_ints(recv_counts, "all_to_all_v receive count");
     const auto rd = to_ints(recv_displs, "all_to_all_v receive displacement");
     const MPI_Datatype t = datatype_of(type);
-    check(MPI_Alltoallv(send, sc.data(), sd.data(), t, recv, rc.data(), rd.data(), t, comm), "MPI_Alltoallv");
+    std::size_t send_extent = 0, recv_extent = 0;  // in elements
+    for (std::size_t r = 0; r < send_counts.size(); ++r) {
+        send_extent = std::max(send_extent, send_displs[r] + send_counts[r]);
+        recv_extent = std::max(recv_extent, recv_displs[r] + recv_counts[r]);
+    }
+    const void* from = separate_send(send, send_extent * size_of(type), recv, recv_extent * size_of(type));
+    check(MPI_Alltoallv(from, sc.data(), sd.data(), t, recv, rc.data(), rd.data(), t, comm), "MPI_Alltoallv");
 }
 
 void mpi_communicator::do_barrier() { check(MPI_Barrier(open_comm()), "MPI_Barrier"); }

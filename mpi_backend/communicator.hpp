@@ -99,6 +99,12 @@ class mpi_communicator final : public distdl::communicator {
     comm_handle comm_;
     int rank_ = -1;
     int size_ = 0;
+    // A collective's send data overlapping its receive buffer, copied apart (separate_send).
+    std::vector<unsigned char> staged_send_;
+    // The send buffer of a collective apart from its receive buffer: MPI forbids overlap beyond
+    // its MPI_IN_PLACE cases, so an overlapping one is copied first (the simulator's semantics:
+    // every rank sends its data as they were before any was received).
+    const void* separate_send(const void* send, std::size_t send_bytes, const void* recv, std::size_t recv_bytes);
     // wait_all's working arrays, kept across calls.
     std::vector<mpi_request*> pending_;
     std::vector<MPI_Request> handles_;

@@ -1,5 +1,6 @@
 #include "simulator/run.hpp"
 
+#include <new>
 #include <numeric>
 #include <string>
 #include <system_error>
@@ -17,16 +18,21 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
     DISTDL_REQUIRE(static_cast<bool>(body), "sim::run: the body is empty");
 
     widen_futex_hash(nranks);  // nearly every rank's thread is blocked at any time
-    auto owner = std::make_shared<world>(nranks);
-    std::vector<int> everyone(static_cast<std::size_t>(nranks));
-    std::iota(everyone.begin(), everyone.end(), 0);
-    auto world_context = std::make_shared<context_state>(0, std::move(everyone));
-    owner->register_context(world_context);
+    std::shared_ptr<world> owner;
     std::vector<std::shared_ptr<communicator>> comms;
-    for (int r = 0; r < nranks; ++r) comms.push_back(std::make_shared<sim_communicator>(owner, world_context, r));
-
     std::vector<std::thread> threads;
-    threads.reserve(comms.size());
+    try {
+        owner = std::make_shared<world>(nranks);
+        std::vector<int> everyone(static_cast<std::size_t>(nranks));
+        std::iota(everyone.begin(), everyone.end(), 0);
+        auto world_context = std::make_shared<context_state>(0, std::move(everyone));
+        owner->register_context(world_context);
+        for (int r = 0; r < nranks; ++r) comms.push_back(std::make_shared<sim_communicator>(owner, world_context, r));
+        threads.reserve(comms.size());
+    } catch (const std::bad_alloc&) {
+        throw error("sim::run: not enough memory for the state of a world of " + std::to_string(nranks) +
+                    " simulated ranks");
+    }
     try {
         for (int r = 0; r < nranks; ++r) {
             threads.emplace_back([&body, &owner, comm = comms[static_cast<std::size_t>(r)], r] {

@@ -65,6 +65,26 @@ DISTDL_CHECK(argument_errors_everywhere, world_size >= 1) {
     DCHECK_THROWS(world->create_sub({r, n}), invalid_argument, "out of range");
     if (n > 1) DCHECK_THROWS(world->create_sub({(r + 1) % n}), invalid_argument, "not a member");
 
+    // Sizes whose bytes do not fit in 64 bits (2^61 + 1 doubles), and a dtype none of dtype's:
+    // refused, never wrapped into a short transfer or a division by zero.
+    constexpr std::size_t huge = (std::size_t{1} << 61) + 1;
+    const auto bad_type = static_cast<distdl::dtype>(42);
+    DCHECK_THROWS(world->isend(x, huge, distdl::dtype::float64, r, 0), invalid_argument,
+                  "communicator: send of float64 elements: 2305843009213693953 * 8 does not fit in a 64-bit size");
+    DCHECK_THROWS(world->irecv(y, huge, distdl::dtype::float64, r, 0), invalid_argument, "receive of float64");
+    DCHECK_THROWS(world->broadcast(x, huge, distdl::dtype::float64, 0), invalid_argument, "broadcast of float64");
+    DCHECK_THROWS(world->all_reduce_sum(x, y, huge, distdl::dtype::float64), invalid_argument, "all-reduce of");
+    DCHECK_THROWS(world->broadcast(x, 1, bad_type, 0), invalid_argument,
+                  "communicator: broadcast of dtype 42, which is none of float32, float64, int32, int64, uint64, byte");
+    DCHECK_THROWS(world->isend_box(x, distdl::array_box{{4}, {0}, {4}}, bad_type, r, 0), invalid_argument,
+                  "send box of dtype 42");
+    const std::vector<std::size_t> far(static_cast<std::size_t>(n), ~std::size_t{0}), one(static_cast<std::size_t>(n), 1);
+    DCHECK_THROWS(world->all_to_all_v(x, one, far, y, right, right, distdl::dtype::float64), invalid_argument,
+                  "all_to_all_v send displacement + count: 18446744073709551615 + 1 does not fit");
+    const std::size_t box_extent = std::size_t{1} << 61;
+    DCHECK_THROWS(world->isend_box(x, distdl::array_box{{box_extent}, {0}, {box_extent}}, distdl::dtype::float64, r, 0),
+                  invalid_argument, "send box array bytes");
+
     // An empty request.
     std::vector<distdl::request> holes;
     holes.emplace_back();
