@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "core/broadcast.hpp"
 #include "simulator/run.hpp"
@@ -35,9 +36,14 @@ void require(bool ok, int rank, const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1) {
-        std::printf("usage: %s\nRuns a Broadcast and its adjoint on 14 simulated workers and checks the results.\n", argv[0]);
-        return std::string(argv[1]) == "--help" ? 0 : 2;
+    if (argc > 1) {  // no options: -h and --help print the usage, anything else is refused with it
+        const std::string a = argv[1];
+        const bool help = a == "-h" || a == "--help";
+        if (!help) std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
+        std::fprintf(help ? stdout : stderr,
+                     "usage: %s\nRuns a Broadcast and its adjoint on 14 simulated workers and checks the results.\n",
+                     argv[0]);
+        return help ? 0 : 2;
     }
     std::atomic<int> copies{0}, sums{0}, empties{0};
     try {

@@ -110,22 +110,40 @@ class worker_checks {
 };
 
 // A model example's main: parses [--transport sim|mpi] (usage: `about`, what the example runs
-// and checks), runs `worker` (the model on one worker; it returns the failed checks of all the
-// workers, the same on every worker) on 4 simulated workers or, under mpiexec -n 4, on the
-// Open MPI ranks, and prints PASS or FAIL. Exit status 0 when every check passed, 1 when one
-// failed or a worker threw, 2 on a usage error or another number of ranks.
+// and checks; -h and --help print it), runs `worker` (the model on one worker; it returns the
+// failed checks of all the workers, the same on every worker) on 4 simulated workers or, under
+// mpiexec -n 4, on the Open MPI ranks, and prints PASS or FAIL. Exit status 0 when every check
+// passed (or for -h, --help), 1 when one failed or a worker threw, 2 on a usage error (on stderr,
+// naming the argument) or another number of ranks.
 inline int run_model_example(int argc, char** argv, const char* about,
                              const std::function<int(const std::shared_ptr<distdl::communicator>&)>& worker) {
-    const std::string args = argc == 1 ? "" : argc == 3 ? std::string(argv[1]) + " " + argv[2] : argv[1];
-    if (args != "" && args != "--transport sim" && args != "--transport mpi") {
-        std::printf("usage: %s [--transport sim|mpi]\n%s\nsim (default): 4 simulated workers; mpi: run as "
-                    "mpiexec -n 4 %s --transport mpi.\n",
-                    argv[0], about, argv[0]);
-        return args == "--help" ? 0 : 2;
+    const auto usage = [&](std::FILE* to) {
+        std::fprintf(to,
+                     "usage: %s [--transport sim|mpi]\n%s\nsim (default): 4 simulated workers; mpi: run as "
+                     "mpiexec -n 4 %s --transport mpi.\n",
+                     argv[0], about, argv[0]);
+    };
+    std::string transport = "sim";
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i], next = i + 1 < argc ? argv[i + 1] : "";
+        if (a == "-h" || a == "--help") {
+            usage(stdout);
+            return 0;
+        }
+        if (a == "--transport" && (next == "sim" || next == "mpi")) {
+            transport = argv[++i];
+            continue;
+        }
+        const std::string error = a != "--transport" ? "unknown argument '" + a + "'"
+                                  : i + 1 < argc     ? "--transport takes sim or mpi, not '" + next + "'"
+                                                     : "--transport needs sim or mpi";
+        std::fprintf(stderr, "%s: %s\n", argv[0], error.c_str());
+        usage(stderr);
+        return 2;
     }
     int failures = 0;
     try {
-        if (args == "--transport mpi") {
+        if (transport == "mpi") {
             distdl::mpi::environment env(argc, argv);
             const auto world = distdl::mpi::world_communicator();
             if (world->size() != 4) {

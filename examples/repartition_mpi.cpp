@@ -31,10 +31,14 @@ tensor<double> piece(const shape_t& parts, const shape_t& index) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1) {
-        std::printf("usage: mpiexec -n 4 %s\nRuns a Repartition and its adjoint on Open MPI and checks the results.\n",
-                    argv[0]);
-        return std::string(argv[1]) == "--help" ? 0 : 2;
+    if (argc > 1) {  // no options: -h and --help print the usage, anything else is refused with it
+        const std::string a = argv[1];
+        const bool help = a == "-h" || a == "--help";
+        if (!help) std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
+        std::fprintf(help ? stdout : stderr,
+                     "usage: mpiexec -n 4 %s\nRuns a Repartition and its adjoint on Open MPI and checks the results.\n",
+                     argv[0]);
+        return help ? 0 : 2;
     }
     distdl::mpi::environment env(argc, argv);
     int failures = 0;
