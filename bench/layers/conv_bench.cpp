@@ -315,12 +315,9 @@ int main(int argc, char** argv) {
         const std::string layer = layer_of(name);
         return layer.empty() ? layer : layer + "_kernels_2x2";
     };
-    const auto filter_of = [](const std::string& workload) {  // conv_layer/sim/w4/<layer>
-        const std::string prefix = "conv_layer/sim/w4/";
-        const std::string layer = workload.substr(std::min(workload.size(), prefix.size()));
-        const bool known =
-            workload.rfind(prefix, 0) == 0 && (layer == "feature" || layer == "channel" || layer == "general");
-        return known ? "^(" + layer + "_conv_2x2|" + layer + "_kernels_2x2|conv_serial/0)(/|$)" : std::string();
-    };
-    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, filter_of, floor_of);
+    distdl::bench::goal_summary::workload_filters filters;  // conv_layer/sim/w4/<layer>
+    for (const std::string layer : {"feature", "channel", "general"})
+        filters["conv_layer/sim/w4/" + layer] =
+            "^(" + layer + "_conv_2x2|" + layer + "_kernels_2x2|conv_serial/0)(/|$)";
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, filters, floor_of);
 }

@@ -9,8 +9,8 @@
 //
 //   measure_steps(state, step)       a baseline's loop, warmed up as the layers' are
 //   register: BENCHMARK(f)->Apply(measured)
-//   main: return run_layer_benchmarks(argc, argv, about, compare, filter_of, floor_of);
-// compare gives each layer its baseline, goal and workload name; filter_of, a workload's
+//   main: return run_layer_benchmarks(argc, argv, about, compare, filters, floor_of);
+// compare gives each layer its baseline, goal and workload name; filters, each workload's
 // benchmarks (layer, baseline, kernels alone) as a --benchmark_filter regex; floor_of (optional)
 // names each layer's local kernels alone on its workers without data movement, and a second
 // table then splits the layer's overhead into theirs and the movement's. --report-out FILE also
@@ -87,9 +87,9 @@ class goal_summary : public benchmark::ConsoleReporter {
     // A related benchmark's name (empty: none): a layer's local kernels alone on its workers
     // ("channel_kernels_2x2").
     using benchmark_of = std::function<std::string(const std::string&)>;
-    // A workload's benchmarks as a --benchmark_filter regex (empty: not a workload of this
-    // program): "conv_layer/sim/w4/channel" -> "^(channel_conv_2x2|channel_kernels_2x2|conv_serial/0)(/|$)"
-    using filter_of_workload = std::function<std::string(const std::string&)>;
+    // Each workload's benchmarks as a --benchmark_filter regex (its keys: the valid --workloads):
+    // "conv_layer/sim/w4/channel" -> "^(channel_conv_2x2|channel_kernels_2x2|conv_serial/0)(/|$)"
+    using workload_filters = std::map<std::string, std::string>;
 
     explicit goal_summary(comparison_of compare, benchmark_of floor = {}, OutputOptions options = OO_Defaults)
         : ConsoleReporter(options), compare_(std::move(compare)), floor_(std::move(floor)) {}
@@ -239,7 +239,7 @@ inline void print_help() {
         "  --workloads LIST   run only the benchmarks of these workloads (comma-separated, names as\n"
         "                     in the report: the layer, its baseline, its kernels alone); scripts/\n"
         "                     bench.sh re-runs the worse ones so\n"
-        "  (--report-out=FILE and --workloads=LIST work too)\n\n",
+        "  (--report-out=FILE and --workloads=LIST work too; -h is --help; a usage error exits 2)\n\n",
         about_layer_benchmark);
     benchmark::PrintDefaultHelp();
 }
@@ -249,13 +249,16 @@ inline void print_help() {
 // run; the registered benchmarks run with the default flags of with_repeated_runs, then the
 // closing table of each benchmark that `compare` gives a baseline and a goal, and where
 // floor_of names a layer's kernels-alone benchmark, the table of where its overhead goes;
-// --workloads runs the benchmarks filter_of gives for them. Exit status 1 on an unknown flag or
-// workload, or a --report-out file that cannot be written.
+// --workloads runs the benchmarks `filters` gives for them; -h is --help. Exit status 2 on a
+// usage error (an unknown flag or workload, a flag without its value), 1 on a --report-out file
+// that cannot be written.
 inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_summary::comparison_of compare,
-                                const goal_summary::filter_of_workload& filter_of,
+                                const goal_summary::workload_filters& filters,
                                 goal_summary::benchmark_of floor_of = {}) {
     detail::about_layer_benchmark = about;
     // Our flags first, out of argv: Google Benchmark refuses flags it does not know.
+    constexpr int usage_error = 2;
+    static char help[] = "--help";  // Google Benchmark knows only --help
     bool quick = false;
     std::string report_out, workloads;
     std::vector<char*> rest{argv[0]};
@@ -275,10 +278,12 @@ inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_s
         const std::string a = argv[i];
         if (a == "--quick") {
             quick = true;
+        } else if (a == "-h") {
+            rest.push_back(help);
         } else if (is(a, "--report-out")) {
-            if (!value_of(i, "--report-out", report_out)) return 1;
+            if (!value_of(i, "--report-out", report_out)) return usage_error;
         } else if (is(a, "--workloads")) {
-            if (!value_of(i, "--workloads", workloads)) return 1;
+            if (!value_of(i, "--workloads", workloads)) return usage_error;
         } else {
             rest.push_back(argv[i]);
         }
@@ -286,18 +291,21 @@ inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_s
     auto args = with_repeated_runs(static_cast<int>(rest.size()), rest.data(), quick);
     int count = static_cast<int>(args.size()) - 1;
     benchmark::Initialize(&count, args.data(), detail::print_help);
-    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+    if (benchmark::ReportUnrecognizedArguments(count, args.data())) return usage_error;
     if (!workloads.empty()) {  // replaces any --benchmark_filter
         std::string filter;
         for (std::size_t at = 0; at <= workloads.size();) {
             const std::size_t end = std::min(workloads.find(',', at), workloads.size());
-            const std::string workload = workloads.substr(at, end - at), regex = filter_of(workload);
-            if (regex.empty()) {
-                std::fprintf(stderr, "%s: --workloads: '%s' is not a workload of this benchmark\n", argv[0],
-                             workload.c_str());
-                return 1;
+            const std::string workload = workloads.substr(at, end - at);
+            const auto known = filters.find(workload);
+            if (known == filters.end()) {
+                std::string names;
+                for (const auto& entry : filters) names += (names.empty() ? "" : ", ") + entry.first;
+                std::fprintf(stderr, "%s: --workloads: '%s' is not a workload of this benchmark (its workloads: %s)\n",
+                             argv[0], workload.c_str(), names.c_str());
+                return usage_error;
             }
-            filter += (filter.empty() ? "" : "|") + regex;
+            filter += (filter.empty() ? "" : "|") + known->second;
             at = end + 1;
         }
         benchmark::SetBenchmarkFilter(filter);

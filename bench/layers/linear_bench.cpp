@@ -160,10 +160,8 @@ int main(int argc, char** argv) {
             return distdl::bench::comparison{"plain_cblas", 1 / 0.95, "linear_layer/serial/w1/gemm_kernel"};
         return distdl::bench::comparison{};
     };
-    const auto filter_of = [](const std::string& workload) {
-        if (workload == "linear_layer/sim/w4/linear") return std::string("^(linear_sim_2x2|linear_serial)(/|$)");
-        if (workload == "linear_layer/serial/w1/gemm_kernel") return std::string("^(kernel_gemm|plain_cblas)(/|$)");
-        return std::string();
-    };
-    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, filter_of);
+    const distdl::bench::goal_summary::workload_filters filters{
+        {"linear_layer/sim/w4/linear", "^(linear_sim_2x2|linear_serial)(/|$)"},
+        {"linear_layer/serial/w1/gemm_kernel", "^(kernel_gemm|plain_cblas)(/|$)"}};
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, filters);
 }

@@ -212,15 +212,10 @@ int main(int argc, char** argv) {
         return is_layer(name) ? "pool_kernels_2x2" + name.substr(layer.size()) : std::string();
     };
     // pool_layer/sim/w4/<kind>_<geometry> -> pool_(sim_2x2|serial|kernels_2x2)<kind::K, geometry::G>
-    const auto filter_of = [](const std::string& workload) {
-        const std::string prefix = "pool_layer/sim/w4/";
-        if (workload.rfind(prefix, 0) != 0) return std::string();
-        const std::string what = workload.substr(prefix.size());
-        const std::size_t cut = what.find('_');
-        if (cut == std::string::npos) return std::string();
-        const std::string kind = what.substr(0, cut), geometry = what.substr(cut + 1);
-        if ((kind != "max" && kind != "avg") || (geometry != "k2_s2" && geometry != "k3_s2_p1")) return std::string();
-        return "^pool_(sim_2x2|serial|kernels_2x2)<kind::" + kind + ", geometry::" + geometry + ">(/|$)";
-    };
-    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, filter_of, floor_of);
+    distdl::bench::goal_summary::workload_filters filters;
+    for (const std::string kind : {"max", "avg"})
+        for (const std::string geometry : {"k2_s2", "k3_s2_p1"})
+            filters["pool_layer/sim/w4/" + kind + "_" + geometry] =
+                "^pool_(sim_2x2|serial|kernels_2x2)<kind::" + kind + ", geometry::" + geometry + ">(/|$)";
+    return distdl::bench::run_layer_benchmarks(argc, argv, about, compare, filters, floor_of);
 }
