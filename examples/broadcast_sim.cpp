@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "no_options.hpp"
 #include "core/broadcast.hpp"
 #include "simulator/run.hpp"
 
@@ -36,15 +37,10 @@ void require(bool ok, int rank, const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1) {  // no options: -h and --help print the usage, anything else is refused with it
-        const std::string a = argv[1];
-        const bool help = a == "-h" || a == "--help";
-        if (!help) std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
-        std::fprintf(help ? stdout : stderr,
-                     "usage: %s\nRuns a Broadcast and its adjoint on 14 simulated workers and checks the results.\n",
-                     argv[0]);
-        return help ? 0 : 2;
-    }
+    const char* usage =
+        "usage: %s\n"
+        "Runs a Broadcast and its adjoint on 14 simulated workers and checks the results.\n";
+    if (const auto status = answer_arguments(argc, argv, usage)) return *status;
     std::atomic<int> copies{0}, sums{0}, empties{0};
     try {
         distdl::sim::run(14, [&](const std::shared_ptr<distdl::communicator>& world) {

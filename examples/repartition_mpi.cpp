@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "no_options.hpp"
 #include "core/decomposition.hpp"
 #include "core/repartition.hpp"
 #include "mpi_backend/environment.hpp"
@@ -31,15 +32,10 @@ tensor<double> piece(const shape_t& parts, const shape_t& index) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1) {  // no options: -h and --help print the usage, anything else is refused with it
-        const std::string a = argv[1];
-        const bool help = a == "-h" || a == "--help";
-        if (!help) std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
-        std::fprintf(help ? stdout : stderr,
-                     "usage: mpiexec -n 4 %s\nRuns a Repartition and its adjoint on Open MPI and checks the results.\n",
-                     argv[0]);
-        return help ? 0 : 2;
-    }
+    const char* usage =
+        "usage: mpiexec -n 4 %s\n"
+        "Runs a Repartition and its adjoint on Open MPI and checks the results.\n";
+    if (const auto status = answer_arguments(argc, argv, usage)) return *status;
     distdl::mpi::environment env(argc, argv);
     int failures = 0;
     {
