@@ -479,7 +479,7 @@ idx direct_convolution::padded_image::fill_up_to(idx n, const float* image, idx 
 }
 
 bool direct_convolution::holds_input(const shape_t& x_shape, const float* x) const {
-    return x_held_ && x_held_shape_ == x_shape && (x == nullptr || x == x_held_address_);
+    return x_held_ && x_held_shape_ == x_shape && (x == nullptr ? x_held_from_forward_ : x == x_held_address_);
 }
 
 void direct_convolution::forward(const shape_t& x_shape, const float* x, const float* w, const float* b, float* y,
@@ -503,7 +503,7 @@ void direct_convolution::forward(const shape_t& x_shape, const float* x, const f
         }
         x_pad_.fill_up_to(n, image, filled, c.L_h, patch);  // the whole image, for the backward
     }
-    x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
+    x_held_ = true, x_held_from_forward_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
 }
 
 void direct_convolution::backward_data(const shape_t& x_shape, const float* dy, const float* w, float* dx) {
@@ -590,7 +590,7 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
         if (data_pass) forward_rows(p, dx_done, c.L_h);  // only without rows of dy (m_h = 0): dx is zero
         if (refill_x) x_pad_.fill_up_to(n, image, filled, c.L_h);
     }
-    if (refill_x) x_held_ = true, x_held_shape_ = x_shape, x_held_address_ = x;
+    if (refill_x) x_held_ = true, x_held_from_forward_ = false, x_held_shape_ = x_shape, x_held_address_ = x;
     if (!weights) return;
 
     for (idx ci = 0; ci < c.C_in; ++ci)

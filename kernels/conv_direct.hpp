@@ -88,7 +88,7 @@ class direct_convolution {
     void backward(const shape_t& x_shape, const float* x, const float* dy, const float* w, float* dx, float* dw,
                   float* db, bool reuse_x, const dx_redirect* redirect = nullptr);
     // Whether the padded copy of the last forward's input (of this shape; at this address unless
-    // x is null) is still held.
+    // x is null) is still held; with x null, not since replaced by a backward's copy of another x.
     bool holds_input(const shape_t& x_shape, const float* x) const;
 
     // Zeroed floats starting on a 64-byte boundary, so that vectors of 16 at multiples of 16
@@ -132,6 +132,7 @@ class direct_convolution {
     aligned_floats partial_sums_;      // backward weights: 16 lanes per weight
     // What x_pad_ holds: the input of the last forward (or of a backward that copied x).
     bool x_held_ = false;
+    bool x_held_from_forward_ = false;  // the last forward's: what a backward without x reads
     shape_t x_held_shape_;
     const float* x_held_address_ = nullptr;
 };

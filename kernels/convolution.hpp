@@ -107,6 +107,7 @@ class convolution {
     bool retains_input() const;
     // backward(x, dy, ...) for the x of this object's last forward(), from the copy it kept
     // (retains_input() must be true): the caller need not keep x, nor leave it unchanged.
+    // Refused once a backward or backward_weights of another x has replaced that copy.
     void backward_last(const tensor<T>& dy, const tensor<T>& w, tensor<T>& dx, tensor<T>& dw, tensor<T>* db,
                        const dx_redirect<T>* redirect = nullptr);
 

@@ -378,6 +378,11 @@ void max_pool<T>::backward_box(const std::int32_t* argmax, const T* dy, const sh
                 for (std::int64_t j2 = c.jb[2]; j2 < c.je[2]; ++j2) {
                     const std::int64_t a = at[q_row + j2];
                     if (a < 0) continue;
+                    // Maxima saved for another input (another length can give as many outputs).
+                    DISTDL_REQUIRE(a < V + VL + VR, "kernels::max_pool::backward: a saved maximum at "
+                                                        << a << " lies outside the input planes of " << V + VL + VR
+                                                        << " elements (input shape " << format_list(x_shape)
+                                                        << "): maxima of another input's forward?");
                     if (!with_sides || a < V) out[a] += grad[q_row + j2];
                     else if (a < V + VL) left[a - V] += grad[q_row + j2];
                     else right[a - V - VL] += grad[q_row + j2];

@@ -203,6 +203,29 @@ TEST(kernel_conv_direct, backward_last_uses_the_kept_input) {
     }
 
     const kernels::conv_geometry g{.in_channels = 5, .out_channels = 6, .kernel_size = {3, 3}, .bias = true};
+    // A backward of another x since the forward replaced the kept copy: refused, not read as
+    // the forward's (a backward of the forward's own x keeps it).
+    {
+        kernels::convolution<float> kept(g, kernels::conv_engine::direct);
+        const auto x1 = test::random_tensor<float>({2, 5, 7, 20}, gen);
+        const auto x2 = test::random_tensor<float>({2, 5, 7, 20}, gen);
+        const auto w = test::random_tensor<float>(kept.weight_shape(), gen);
+        const auto dy = test::random_tensor<float>(kept.output_shape(shape_of(x1)), gen);
+        const auto b = test::random_tensor<float>({6}, gen);
+        tensor<float> y, dx, dw = xt::zeros<float>(kept.weight_shape()), db = xt::zeros<float>(shape_t{6});
+        kept.forward(x1, w, &b, y);
+        kept.backward(x1, dy, w, dx, dw, &db);
+        kept.backward_last(dy, w, dx, dw, &db);
+        kept.backward_weights(x2, dy, dw, &db);
+        try {
+            kept.backward_last(dy, w, dx, dw, &db);
+            ADD_FAILURE() << "backward_last read another x than the forward's";
+        } catch (const distdl::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      "kernels::convolution::backward_last: the copy of the last forward's input was replaced since by "
+                      "a backward or backward_weights with another x; pass that x to backward(x, ...)");
+        }
+    }
     kernels::convolution<float> im2col(g, kernels::conv_engine::im2col);
     EXPECT_FALSE(im2col.retains_input());
     const auto x = test::random_tensor<float>({2, 5, 7, 20}, gen);

@@ -273,4 +273,18 @@ TEST(kernel_pooling, refuses_bad_arguments) {
     tensor<double> y;
     EXPECT_THROW(pool.forward(tensor<double>(xt::zeros<double>(shape_t{1, 1, 2})), y), invalid_argument);
     EXPECT_THROW(pool.forward(tensor<double>(xt::zeros<double>(shape_t{1, 1, 3, 3})), y), invalid_argument);
+    // Maxima saved for an input of length 4 given with one of length 3 (both have 2 outputs at
+    // kernel 3, stride 2, padding 1): refused, not scattered past dx.
+    const kernels::max_pool<double> strided({.kernel_size = {3}, .stride = {2}, .padding = {1}});
+    kernels::pool_argmax argmax;
+    strided.forward(tensor<double>(xt::arange<double>(4.0).reshape({1, 1, 4})), y, argmax);
+    tensor<double> dx;
+    try {
+        strided.backward(argmax, y, shape_t{1, 1, 3}, dx);
+        ADD_FAILURE() << "maxima of another input were accepted";
+    } catch (const invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "kernels::max_pool::backward: a saved maximum at 3 lies outside the input planes of 3 elements "
+                  "(input shape [1,1,3]): maxima of another input's forward?");
+    }
 }
