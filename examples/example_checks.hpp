@@ -16,6 +16,7 @@
 
 #include "core/communicator.hpp"
 #include "core/decomposition.hpp"
+#include "core/error.hpp"
 #include "core/partition.hpp"
 #include "core/tensor.hpp"
 #include "mpi_backend/environment.hpp"
@@ -150,7 +151,14 @@ inline int run_model_example(int argc, char** argv, const char* about,
                 if (world->rank() == 0) std::printf("FAIL run me on 4 ranks (mpiexec -n 4), not %d\n", world->size());
                 return 2;
             }
-            failures = worker(world);
+            // A layer's refusal reaches every worker of it: each says why and MPI ends normally (an
+            // exception leaving the environment would abort the job before any message).
+            try {
+                failures = worker(world);
+            } catch (const distdl::error& e) {
+                std::printf("FAIL rank %d: %s\n", world->rank(), e.what());
+                failures = 1;
+            }
             if (world->rank() != 0) return failures == 0 ? 0 : 1;  // rank 0 gives the verdict
         } else {
             std::atomic<int> total{0};

@@ -12,11 +12,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include "core/checked_arithmetic.hpp"
+#include "core/communicator.hpp"
 #include "mpi_backend/environment.hpp"
 #include "verify/case_file.hpp"
 #include "verify/random_cases.hpp"
@@ -47,7 +50,8 @@ const char* usage_text =
     "                    runs the cases after it); hangs are reported as deadlocks\n"
     "  --transport mpi   Open MPI: run under `mpiexec -n N`; every case with world_size <= N runs\n"
     "                    on ranks 0..world_size-1 (the others idle); rank 0 prints, other ranks\n"
-    "                    print only their failures, all ranks agree on the verdict\n"
+    "                    print only their failures, all ranks agree on the verdict; ranks that\n"
+    "                    planned different cases (files, options) refuse together first (exit 2)\n"
     "  --filter TEXT     only cases whose name or file path contains TEXT\n"
     "  --max-world N     skip (and report as skipped) cases of more than N workers; default 256,\n"
     "                    which leaves out the large cases of cases/scale (1,024 and 4,096 workers);\n"
@@ -260,11 +264,41 @@ void print_random_rerun_hint(const arguments& args, const run_record& record) {
               << "_<i>.json; then distdl-verify DIR/random_" << args.random_seed << "_<i>.json\n";
 }
 
+// What every rank of an MPI job must plan alike: each case's name and document (or why its file
+// was refused), and the options that decide how it runs.
+std::string plan_text(const std::vector<planned_case>& cases, const arguments& args) {
+    std::ostringstream text;
+    text << args.time_limit << " " << args.max_world << "\n";
+    for (const auto& c : cases)
+        text << (c.spec ? c.spec->name + "\n" + c.spec->source.dump() : "invalid\n" + c.invalid.message) << "\n";
+    return text.str();
+}
+
+// Whether every rank of `world` planned the same cases (collective): two all-reduces, of the
+// halves of a 64-bit FNV-1a hash of plan_text and then of each rank's verdict, so all agree.
+bool same_plan_everywhere(distdl::communicator& world, const std::string& text) {
+    std::uint64_t hash = 14695981039346656037ull;
+    for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+    std::uint64_t halves[2] = {hash & 0xffffffffu, hash >> 32}, sums[2] = {};
+    world.all_reduce_sum(halves, sums, 2, distdl::dtype::uint64);
+    const auto n = static_cast<std::uint64_t>(world.size());
+    const std::uint64_t differs =
+        distdl::differs_from_sum(halves[0], n, sums[0]) || distdl::differs_from_sum(halves[1], n, sums[1]);
+    return world.all_reduce_sum(differs) == 0;
+}
+
 int run(const arguments& args, const std::function<job_case_result(const case_spec&, const layer_runner&)>& run_one,
-        int rank, int job_ranks) {
+        int rank, int job_ranks, distdl::communicator* job_world = nullptr) {
     const auto& registry = builtin_registry();
     const auto start = std::chrono::steady_clock::now();
     const auto cases = plan(args, registry, rank);
+    if (job_world && !same_plan_everywhere(*job_world, plan_text(cases, args))) {
+        std::cout << "distdl-verify: rank " << rank << " planned " << cases.size()
+                  << " case(s), but the ranks of the job planned different cases (their case files, --filter, "
+                     "--max-world, --time-limit or --random options differ); nothing was run"
+                  << std::endl;
+        return 2;
+    }
     run_record record;
     record.transport = args.transport;
     record.job_ranks = job_ranks;
@@ -366,7 +400,7 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
             [&](const case_spec& spec, const layer_runner& runner) {
                 return run_on_job(spec, runner, job, dog, args.time_limit);
             },
-            rank, world->size());
+            rank, world->size(), world.get());
         world->barrier();
     }
     return status;
