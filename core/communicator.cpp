@@ -267,15 +267,16 @@ void communicator::all_to_all_v(const void* send, const std::vector<std::size_t>
                    "communicator: all_to_all_v needs " << n << " counts and displacements per side");
     std::size_t send_extent = 0, recv_extent = 0;
     for (std::size_t r = 0; r < n; ++r) {
-        send_extent = std::max(send_extent, checked_add(send_displs[r], send_counts[r], "communicator: all_to_all_v "
-                                                                                        "send displacement + count"));
-        recv_extent = std::max(recv_extent, checked_add(recv_displs[r], recv_counts[r], "communicator: all_to_all_v "
-                                                                                        "receive displacement + count"));
+        send_extent = std::max(send_extent, checked_add(send_displs[r], send_counts[r],
+                                                        "communicator: all_to_all_v send displacement + count"));
+        recv_extent = std::max(recv_extent, checked_add(recv_displs[r], recv_counts[r],
+                                                        "communicator: all_to_all_v receive displacement + count"));
     }
     bytes_of(send_extent, type, "all_to_all_v send");
     bytes_of(recv_extent, type, "all_to_all_v receive");
     for (std::size_t r = 0; r < n; ++r)
-        if (r != static_cast<std::size_t>(rank()) && send_counts[r] > 0) traffic_->record(1, send_counts[r] * size_of(type));
+        if (r != static_cast<std::size_t>(rank()) && send_counts[r] > 0)
+            traffic_->record(1, send_counts[r] * size_of(type));
     require_buffer(send, send_extent, "all_to_all_v send");
     require_buffer(recv, recv_extent, "all_to_all_v receive");
     do_all_to_all_v(send, send_counts, send_displs, recv, recv_counts, recv_displs, type);

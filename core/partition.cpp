@@ -102,8 +102,9 @@ cartesian_partition partition::create_cartesian_topology_partition(const shape_t
     // A grid without workers would leave the primitives built on it nobody to send or receive.
     for (std::size_t d = 0; d < shape.size(); ++d)
         DISTDL_REQUIRE_AS(shape[d] > 0, partition_error,
-                          "create_cartesian_topology_partition: shape " << format_list(shape) << " has extent 0 in dimension "
-                                                                        << d << "; every dimension needs at least 1 worker");
+                          "create_cartesian_topology_partition: shape "
+                              << format_list(shape) << " has extent 0 in dimension " << d
+                              << "; every dimension needs at least 1 worker");
     DISTDL_REQUIRE_AS(volume(shape) == members_->size(), partition_error,
                       "create_cartesian_topology_partition: shape " << format_list(shape) << " holds " << volume(shape)
                                                                     << " workers but the partition has "

@@ -554,8 +554,9 @@ void direct_convolution::passes(const shape_t& x_shape, const float* x, const fl
     float* bias_sums = nullptr;
     bool refill_x = false;
     if (weights) {
-        if (x == nullptr && c.C_in > 0 && !holds_input(x_shape, x))
-            throw std::logic_error("direct_convolution: backward without x needs the copy of its last forward's x");
+        DISTDL_REQUIRE(x != nullptr || c.C_in == 0 || holds_input(x_shape, x),
+                       "kernels::convolution::backward_last: the copy of the last forward's input was replaced since "
+                       "by a backward or backward_weights with another x; pass that x to backward(x, ...)");
         if (c.C_in > 0 && !(reuse_x && holds_input(x_shape, x))) {
             refill_x = true;
             prepare_padded_x(x_pad_, c);

@@ -313,9 +313,6 @@ void convolution<T>::backward_last(const tensor<T>& dy, const tensor<T>& w, tens
     DISTDL_REQUIRE(retains_input() && engines_->forward_shape,
                    "kernels::convolution::backward_last: needs a forward() first on an engine that keeps its input ("
                        << (retains_input() ? "no forward yet" : "this engine does not") << ")");
-    DISTDL_REQUIRE(engines_->direct->holds_input(*engines_->forward_shape, nullptr),
-                   "kernels::convolution::backward_last: the copy of the last forward's input was replaced since by "
-                   "a backward or backward_weights with another x; pass that x to backward(x, ...)");
     if (redirect) check_redirect(*engines_->forward_shape, *redirect);
     direct_backward(*engines_->forward_shape, nullptr, dy, w, dx, dw, db, redirect);
 }

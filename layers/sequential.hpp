@@ -3,8 +3,9 @@
 // order), parameters() the concatenation of every module's, in order. Each module's output
 // partition must be the next one's input partition; the modules check their pieces, and the
 // chain checks the partitions where both modules say them (module::input_partition; an empty
-// chain between them, the identity, is looked through): the same workers in the same order on the same grid (a shorter grid padded on the left with ones, as
-// Broadcast and SumReduce read theirs). Pieces of the right shape on workers in another order
+// chain between them, the identity, is looked through): the same workers in the same order on
+// the same grid (a shorter grid padded on the left with ones, as Broadcast and SumReduce read
+// theirs). Pieces of the right shape on workers in another order
 // would otherwise be read as other blocks: such a link fails the call as a refusal does (below),
 // with the two partitions named.
 // The container owns its modules and keeps the intermediate tensors between calls, so a

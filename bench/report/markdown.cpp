@@ -55,7 +55,8 @@ void write_group(std::ostream& out, const results& r, const std::string& group) 
     for (const auto& [name, w] : r.workloads) {
         if (segments(name).front() != group) continue;
         const auto ours = w.roles.find("ours");
-        out << "| " << cell(name.substr(group.size() + 1)) << " | " << cell(w.label) << " | " << time_of(w, "ours") << " | "
+        out << "| " << cell(name.substr(group.size() + 1)) << " | " << cell(w.label) << " | " << time_of(w, "ours")
+            << " | "
             << time_of(w, "baseline") << " | " << format_optional(w.ratio(), 2) << " | "
             << verdict(w.ratio(), target_of(name, w)) << " |";
         for (const auto& e : extra) out << " " << format_optional(w.ratio(e), 2) << " |";

@@ -53,7 +53,8 @@ void write_svg(std::ostream& out, const results& r) {
         const double y = head + row++ * row_h;
         const char* colour = !target ? "#999" : ratio <= *target ? "#3a3" : "#d33";
         const double x0 = x_of(0.25), x1 = x_of(ratio);
-        out << "<text x=\"" << label_w - 4 << "\" y=\"" << y + 11 << "\" text-anchor=\"end\">" << xml_text(name) << "</text>\n"
+        out << "<text x=\"" << label_w - 4 << "\" y=\"" << y + 11 << "\" text-anchor=\"end\">" << xml_text(name)
+            << "</text>\n"
             << "<rect x=\"" << x0 << "\" y=\"" << y + 2 << "\" width=\"" << std::max(1.0, x1 - x0) << "\" height=\""
             << row_h - 4 << "\" fill=\"" << colour << "\"/>\n"
             << "<text x=\"" << x1 + 3 << "\" y=\"" << y + 11 << "\">" << format_fixed(ratio, 2)

@@ -320,7 +320,8 @@ TEST(results, a_summary_field_of_the_wrong_type_or_a_time_not_positive_is_refuse
         return nlohmann::json{{"roles", {{"ours", {{"seconds", seconds}}}, {"baseline", {{"seconds", 1.0}}}}}};
     };
     const std::string where = "benchmark 'x/mpi/w4/large': ";
-    EXPECT_EQ(summary_error(with_ours(-0.01)), where + "roles.ours.seconds: expected a positive time, got number -0.01");
+    EXPECT_EQ(summary_error(with_ours(-0.01)),
+              where + "roles.ours.seconds: expected a positive time, got number -0.01");
     EXPECT_EQ(summary_error(with_ours(0)), where + "roles.ours.seconds: expected a positive time, got number 0");
     EXPECT_EQ(summary_error(with_ours("0.01")),
               where + "roles.ours.seconds: expected a positive time, got string \"0.01\"");
