@@ -12,10 +12,7 @@
 #include <unistd.h>
 
 #include "core/error.hpp"
-
-#ifndef DISTDL_SOURCE_DIR
-#define DISTDL_SOURCE_DIR "."
-#endif
+#include "verify/build_commit.hpp"
 
 namespace distdl::verify {
 
@@ -78,21 +75,6 @@ std::string markdown_cell(std::string text) {
     return out;
 }
 
-std::string git_commit() {
-    for (const std::string& dir : {std::string(DISTDL_SOURCE_DIR), std::string(".")}) {
-        const std::string command = "git -C '" + dir + "' rev-parse --short HEAD 2>/dev/null";
-        if (FILE* pipe = popen(command.c_str(), "r")) {
-            char buffer[128] = {};
-            std::string hash;
-            while (std::fgets(buffer, sizeof buffer, pipe)) hash += buffer;
-            const int status = pclose(pipe);
-            while (!hash.empty() && (hash.back() == '\n' || hash.back() == '\r')) hash.pop_back();
-            if (status == 0 && !hash.empty()) return hash;
-        }
-    }
-    return "unknown";
-}
-
 std::string utc_now() {
     const std::time_t now = std::time(nullptr);
     std::tm parts{};
@@ -138,7 +120,7 @@ machine_info describe_machine() {
     char host[256] = {};
     m.hostname = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
     m.cores = std::thread::hardware_concurrency();
-    m.git_commit = git_commit();
+    m.git_commit = build_commit();
     return m;
 }
 

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "verify/build_commit.hpp"
 #include "verify/case_file.hpp"
 #include "verify/random.hpp"
 #include "verify/registry.hpp"
@@ -406,6 +407,12 @@ TEST(report, outcome_round_trips_through_json_and_reports_are_written) {
     EXPECT_EQ(report.at("totals").at("failed"), 1);
     EXPECT_EQ(report.at("totals").at("passed"), 1);
     EXPECT_EQ(report.at("layers").at("Identity").at("cases").size(), 1u);
+    // The commit is the one the library was built from (written by the build), wherever it runs.
+    const std::string commit = build_commit();
+    EXPECT_EQ(report.at("git_commit"), commit);
+    EXPECT_TRUE(commit == "unknown" || (commit.size() >= 7 && commit.find_first_not_of("0123456789abcdef") ==
+                                                                 std::string::npos))
+        << commit;
     fs::remove_all(dir);
 }
 
