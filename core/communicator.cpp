@@ -45,14 +45,23 @@ void require_tag(int tag) {
     DISTDL_REQUIRE(tag >= 0 && tag <= max_tag, "communicator: tag " << tag << " outside [0, " << max_tag << "]");
 }
 
+// A type that is one of dtype's (not a cast integer, which has no size) for the call `what`.
+void require_dtype(dtype type, const char* what) {
+    DISTDL_REQUIRE(size_of(type) > 0, "communicator: " << what << " of dtype " << static_cast<int>(type)
+                                                       << ", which is none of float32, float64, int32, int64, uint64, "
+                                                          "byte");
+}
+
 // The bytes of `count` elements of `type` for the call `what`: refused when the type is none of
-// dtype's (a cast integer) or the bytes do not fit in 64 bits (a wrapped size would move too
-// little data, silently).
+// dtype's or the bytes do not fit in 64 bits (a wrapped size would move too little data,
+// silently). Every call passes here: the message is composed only on failure.
 std::uint64_t bytes_of(std::size_t count, dtype type, const char* what) {
-    const std::size_t element = size_of(type);
-    DISTDL_REQUIRE(element > 0, "communicator: " << what << " of dtype " << static_cast<int>(type)
-                                                 << ", which is none of float32, float64, int32, int64, uint64, byte");
-    return checked_mul(count, element, std::string("communicator: ") + what + " of " + to_string(type) + " elements");
+    require_dtype(type, what);
+    std::size_t bytes;
+    if (__builtin_mul_overflow(count, size_of(type), &bytes))
+        throw_size_overflow(std::string("communicator: ") + what + " of " + to_string(type) + " elements", count, "*",
+                            size_of(type));
+    return bytes;
 }
 
 }  // namespace
@@ -137,7 +146,7 @@ request communicator::irecv_box(void* array, const array_box& box, dtype type, i
 request communicator::isend_box(const void* array, const strided_layout& layout, dtype type, int dest, int tag) {
     require_rank(dest, "send destination");
     require_tag(tag);
-    bytes_of(0, type, "send box");
+    require_dtype(type, "send box");
     const std::size_t bytes = layout.bytes();
     require_buffer(array, bytes, "send");
     traffic_->record(1, bytes);
@@ -147,7 +156,7 @@ request communicator::isend_box(const void* array, const strided_layout& layout,
 request communicator::irecv_box(void* array, const strided_layout& layout, dtype type, int source, int tag) {
     require_rank(source, "receive source");
     require_tag(tag);
-    bytes_of(0, type, "receive box");
+    require_dtype(type, "receive box");
     require_buffer(array, layout.bytes(), "receive");
     return do_irecv_box(array, layout, type, source, tag);
 }
