@@ -233,11 +233,8 @@ results from_json(const nlohmann::json& document) {
         workload_result w;
         w.label = j.value("label", "");
         w.target = optional_number(j, "target");
-        if (!j.contains("roles")) {
-            r.workloads[name] = w;
-            continue;
-        }
-        for (const auto& [role, x] : j["roles"].items()) {
+        static const nlohmann::json no_roles = nlohmann::json::object();
+        for (const auto& [role, x] : (j.contains("roles") ? j["roles"] : no_roles).items()) {
             const std::string field = "roles." + role;
             expect(x, x.is_object() && x.contains("seconds"), field, "an object with \"seconds\"");
             for (const char* key : {"bytes_per_second", "msgs_per_iter", "faults_per_iter"})

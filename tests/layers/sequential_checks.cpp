@@ -173,36 +173,43 @@ DISTDL_CHECK(sequential_refuses_links_that_do_not_fit, world_size >= 2) {
     const auto P_0 = make_partition(world, {0}, {1, 1});
     const auto P_01 = make_partition(world, {0, 1}, {1, 2});
     const auto P_10 = make_partition(world, {1, 0}, {1, 2});
+    // The two layers of each chain below: the first leaves y on workers [0,1], the second reads
+    // its x on [1,0].
+    const auto P_w1 = make_partition(world, {0, 1}, {2, 1}), P_w2 = make_partition(world, {1, 0}, {1, 2});
+    const auto append_first = [&](sequential<double>& chain) {
+        chain.emplace<distributed_linear<double>>(P_0, P_01, P_w1, 4, 6);
+    };
+    const auto append_second = [&](sequential<double>& chain) {
+        chain.emplace<distributed_linear<double>>(P_10, P_0, P_w2, 6, 2);
+    };
+    const std::string misfit =
+        "takes its input on a partition of shape [1,2] over world ranks [1,0], but the module before it leaves "
+        "its output on one of shape [1,2] over world ranks [0,1]";
     sequential<double> net;
-    net.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
-    net.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
+    append_first(net);
+    append_second(net);
     const tensor<double> x = me == 0 ? random_tensor<double>({3, 4}, 9) : distdl::zero_volume<double>();
-    DCHECK_THROWS(net.forward(x), distdl::invalid_argument,
-                  "sequential: module [1] of 2 takes its input on a partition of shape [1,2] over world ranks [1,0], "
-                  "but the module before it leaves its output on one of shape [1,2] over world ranks [0,1]");
+    DCHECK_THROWS(net.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 " + misfit);
 
     // The same link inside a nested chain given its modules after it was appended.
     sequential<double> outer;
-    outer.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
-    auto& inner = outer.emplace<sequential<double>>();
-    inner.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
-    DCHECK_THROWS(outer.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 takes its input on");
+    append_first(outer);
+    append_second(outer.emplace<sequential<double>>());
+    DCHECK_THROWS(outer.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 " + misfit);
 
     // An empty chain between them (a placeholder: the identity) is looked through, also as the
     // first module of a nested chain.
     sequential<double> gap;
-    gap.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
+    append_first(gap);
     gap.emplace<sequential<double>>();
-    gap.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
-    DCHECK_THROWS(gap.forward(x), distdl::invalid_argument,
-                  "sequential: module [2] of 3 takes its input on a partition of shape [1,2] over world ranks [1,0], "
-                  "but the module before it leaves its output on one of shape [1,2] over world ranks [0,1]");
+    append_second(gap);
+    DCHECK_THROWS(gap.forward(x), distdl::invalid_argument, "sequential: module [2] of 3 " + misfit);
     sequential<double> nested_gap;
-    nested_gap.emplace<distributed_linear<double>>(P_0, P_01, make_partition(world, {0, 1}, {2, 1}), 4, 6);
+    append_first(nested_gap);
     auto& tail = nested_gap.emplace<sequential<double>>();
     tail.emplace<sequential<double>>().emplace<sequential<double>>();
-    tail.emplace<distributed_linear<double>>(P_10, P_0, make_partition(world, {1, 0}, {1, 2}), 6, 2);
-    DCHECK_THROWS(nested_gap.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 takes its input on");
+    append_second(tail);
+    DCHECK_THROWS(nested_gap.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 " + misfit);
 
     // Linear on worker 0 leaves y on [1,1]; a Broadcast from [1] on worker 0 reads it there, also
     // across an empty chain.
