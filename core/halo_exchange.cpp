@@ -270,7 +270,7 @@ template <class T>
 void idle_call(const cartesian_partition& P_x, const tensor<T>& arg, tensor<T>& out, const char* what) {
     DISTDL_REQUIRE(arg.size() == 0, what << ": world rank " << P_x.world_comm()->rank()
                                          << " is not in P_x and must pass a zero-volume tensor, got shape "
-                                         << format_list(shape_of(arg)));
+                                         << format_piece_shape(shape_of(arg)));
     detail::prepare_output(out, shape_t{0});
 }
 
@@ -281,8 +281,9 @@ std::string shape_problem(const tensor<T>& arg, const shape_t& expected, int me,
     if (arg.dimension() == expected.size() && std::equal(expected.begin(), expected.end(), arg.shape().begin()))
         return {};
     std::ostringstream msg;
-    msg << what << ": worker " << me << " of P_x shape " << format_list(P_x.shape()) << " (global shape "
-        << format_list(global_shape) << ") expects a tensor of shape " << format_list(expected) << ", got "
+    msg << what << ": worker " << me << " (world rank " << P_x.members()[std::size_t(me)] << ") of P_x shape "
+        << format_list(P_x.shape()) << " (global shape " << format_list(global_shape) << ") expects a tensor of shape "
+        << format_list(expected) << ", got "
         << format_piece_shape(shape_of(arg));
     return msg.str();
 }

@@ -54,7 +54,7 @@ template <class T>
 void outside_result(const tensor<T>& arg, tensor<T>& out, bool preserve_batch) {
     DISTDL_REQUIRE(arg.size() == 0, "Repartition: a worker in neither P_x nor P_y must pass a zero-volume tensor, got "
                                     "shape "
-                                        << format_list(shape_of(arg)));
+                                        << format_piece_shape(shape_of(arg)));
     const bool keep = preserve_batch && arg.dimension() >= 2;
     detail::prepare_output(out, keep ? shape_t{arg.shape()[0], 0} : shape_t{0});
 }
@@ -153,9 +153,11 @@ void repartition<T>::state::refuse_unassembled(const tensor<T>& x, const shape_t
         at[d] = c[d];
         std::ostringstream msg;
         msg << describe() << ": local input shapes do not assemble into a global tensor: worker " << x_rank
-            << " of P_x holds local shape " << format_list(shape_of(x)) << ", whose extent " << x.shape()[d]
+            << " (world rank " << P_x.members()[std::size_t(x_rank)] << ") of P_x holds local shape "
+            << format_piece_shape(shape_of(x)) << ", whose extent " << x.shape()[d]
             << " in dimension " << d << " differs from the extent " << first[base[d] + c[d]] << " of worker "
-            << ravel_index(at, px) << " at the same index " << c[d] << " of that dimension";
+            << ravel_index(at, px) << " (world rank " << P_x.members()[ravel_index(at, px)] << ") at the same index "
+            << c[d] << " of that dimension";
         problem = msg.str();
     }
     detail::agree_on_call(*P_union.comm(), problem, false);
@@ -302,11 +304,12 @@ void repartition<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     if (st.x_rank >= 0 && x.dimension() != st.P_x.dim()) {
         std::ostringstream msg;
         msg << st.describe() << ": the tensor must have rank " << st.P_x.dim() << ", but worker " << st.x_rank
-            << " of P_x holds local shape " << format_piece_shape(shape_of(x)) << " (rank " << x.dimension() << ")";
+            << " (world rank " << st.P_x.members()[std::size_t(st.x_rank)] << ") of P_x holds local shape "
+            << format_piece_shape(shape_of(x)) << " (rank " << x.dimension() << ")";
         problem = msg.str();
     } else if (st.x_rank < 0 && x.size() != 0) {
         problem = st.describe() + ": world rank " + std::to_string(st.P_x.world_comm()->rank()) +
-                  " is not in P_x and must pass a zero-volume tensor, got shape " + format_list(shape_of(x));
+                  " is not in P_x and must pass a zero-volume tensor, got shape " + format_piece_shape(shape_of(x));
     }
     const bool fits_plan = st.planned && (st.x_rank < 0 || has_shape(x, st.in_shape));
     if (!st.planned) {
@@ -342,12 +345,13 @@ void repartition<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     DISTDL_REQUIRE(st.planned, "Repartition: adjoint called before forward (the input layout is not known yet)");
     std::string problem;
     if (st.y_rank >= 0 && !has_shape(dy, st.out_shape)) {
-        problem = "Repartition adjoint: worker " + std::to_string(st.y_rank) + " of P_y shape " +
+        problem = "Repartition adjoint: worker " + std::to_string(st.y_rank) + " (world rank " +
+                  std::to_string(st.P_y.members()[std::size_t(st.y_rank)]) + ") of P_y shape " +
                   format_list(st.P_y.shape()) + " expects dy of shape " + format_list(st.out_shape) + ", got " +
                   format_piece_shape(shape_of(dy));
     } else if (st.y_rank < 0 && dy.size() != 0) {
         problem = "Repartition adjoint: world rank " + std::to_string(st.P_x.world_comm()->rank()) +
-                  " is not in P_y and must pass a zero-volume dy, got shape " + format_list(shape_of(dy));
+                  " is not in P_y and must pass a zero-volume dy, got shape " + format_piece_shape(shape_of(dy));
     }
     if (st.x_rank >= 0) detail::prepare_output(dx, st.in_shape);
     else st.zero_output(dx);

@@ -343,8 +343,8 @@ std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
         const std::size_t length = split.length;
         if (!split.balanced()) {
             problem << layer << ": " << worker(split.off) << " has shape " << describe(all[split.off])
-                    << ", but the pieces along spatial dimension " << e << " are not the balanced split of " << length
-                    << " over " << grid[d] << " (expected extent " << split.want << ")";
+                    << ", but the pieces along spatial dimension " << e << " are not "
+                    << detail::unbalanced_reason(split);
             return problem.str();
         }
         const std::size_t k = spec.kernel_size[e], s = spec.stride[e], p = spec.padding[e], dil = spec.dilation[e];

@@ -36,7 +36,10 @@ environment::environment(int& argc, char**& argv) : uncaught_at_start_(std::unca
 environment::~environment() {
     if (!owns_mpi_ || !is_active()) return;
     if (std::uncaught_exceptions() > uncaught_at_start_) {
-        std::fprintf(stderr, "distdl::mpi::environment: left by an exception; aborting the MPI job\n");
+        std::fprintf(stderr,
+                     "distdl::mpi::environment: left by an exception, whose message is not known here (catch it "
+                     "inside the environment's scope, or run the program's body with distdl::mpi::run, which "
+                     "prints it); aborting the MPI job\n");
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }

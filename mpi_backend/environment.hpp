@@ -17,7 +17,8 @@ namespace distdl::mpi {
 // and finalises it on destruction. If MPI is already initialised, it neither initialises nor
 // finalises. Leaving the environment's scope because of an exception aborts the job
 // (MPI_Abort) instead of finalising, since the other ranks may be waiting for this one in a
-// collective and MPI_Finalize would then hang.
+// collective and MPI_Finalize would then hang; its message is lost there, so a program whose
+// errors should be read runs its body with mpi::run (mpi_backend/run.hpp), which prints it.
 class environment {
   public:
     environment(int& argc, char**& argv);

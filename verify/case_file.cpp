@@ -1,6 +1,7 @@
 #include "verify/case_file.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <filesystem>
@@ -139,7 +140,19 @@ class validator {
                     const std::string& lead) const {
         for (const auto& entry : object.items())
             if (std::find(allowed.begin(), allowed.end(), entry.key()) == allowed.end())
-                fail(child(path, entry.key()), "unknown key (" + lead + ": " + join(allowed) + ")");
+                fail(child(path, entry.key()),
+                     "unknown key (" + lead + ": " + join(allowed) + ")" + other_case_hint(entry.key(), allowed));
+    }
+
+    // Keys are case-sensitive; the spec writes Linear's weight partition P_W, case files P_w.
+    static std::string other_case_hint(const std::string& key, const std::vector<std::string>& allowed) {
+        const auto lower = [](std::string s) {
+            for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            return s;
+        };
+        for (const std::string& a : allowed)
+            if (lower(a) == lower(key)) return "; keys are case-sensitive: did you mean " + a + "?";
+        return {};
     }
 
     // An optional key of two strings (absent: the first), which only some layers may accept:

@@ -68,7 +68,7 @@ template <class T>
 void require_zero_volume(const tensor<T>& x, const partition& team, const char* layer) {
     DISTDL_REQUIRE(x.size() == 0, layer << ": world rank " << team.world_comm()->rank()
                                         << " provides no data here and must pass a zero-volume tensor, got shape "
-                                        << format_list(shape_of(x)));
+                                        << format_piece_shape(shape_of(x)));
 }
 
 // The same check as a problem text (empty: none), for a worker that receives but does not

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "core/decomposition.hpp"
+#include "core/error.hpp"
 #include "core/tensor.hpp"
 
 namespace distdl::detail {
@@ -17,6 +20,7 @@ struct split_along {
     std::size_t length = 0;  // the length the pieces are the split of (see check_balanced_split)
     std::size_t off = std::numeric_limits<std::size_t>::max();  // first worker off the split (none: max)
     std::size_t want = 0;    // that worker's extent in the balanced split of `length`
+    std::vector<std::size_t> line;  // off the split: the extents along d of that worker's line
     bool balanced() const { return off == std::numeric_limits<std::size_t>::max(); }
 };
 
@@ -93,8 +97,34 @@ split_along check_balanced_split(const shape_t& grid, std::size_t d, const Exten
             }
         }
     s.off = first_off(s.length);
-    if (!s.balanced()) s.want = balanced_size(s.length, n, index_along(s.off));
+    if (!s.balanced()) {
+        s.want = balanced_size(s.length, n, index_along(s.off));
+        const std::size_t first = s.off - index_along(s.off) * stride;
+        for (std::size_t i = 0; i < n; ++i) s.line.push_back(extent(first + i * stride));
+    }
     return s;
+}
+
+// Why pieces off the split are refused, to follow "the pieces along dimension d are not ": the
+// worker's line with the split of its sum, and the length most pieces fit where that differs
+// (pieces [5,3] beside lines of [3,3] are off the split of 6, not of their own sum 8).
+inline std::string unbalanced_reason(const split_along& s) {
+    std::size_t sum = 0;
+    bool overflow = false;
+    for (std::size_t e : s.line) overflow |= __builtin_add_overflow(sum, e, &sum);
+    std::ostringstream out;
+    out << "a balanced split: its line along that dimension has extents " << format_list(s.line);
+    if (!overflow) {
+        std::vector<std::size_t> split;
+        for (std::size_t i = 0; i < s.line.size(); ++i) split.push_back(balanced_size(sum, s.line.size(), i));
+        out << ", and the balanced split of their sum " << sum << " over " << s.line.size() << " is "
+            << format_list(split);
+    }
+    if (overflow || sum != s.length)
+        out << "; the most pieces fit the balanced split of " << s.length << ", which gives it extent " << s.want;
+    else
+        out << " (expected extent " << s.want << ")";
+    return out.str();
 }
 
 }  // namespace distdl::detail

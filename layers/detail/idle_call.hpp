@@ -15,7 +15,7 @@ template <class T>
 void idle_call(const cartesian_partition& P_x, const std::string& name, const tensor<T>& arg, tensor<T>& out,
                const char* what) {
     DISTDL_REQUIRE(arg.size() == 0, name << ": world rank " << P_x.world_comm()->rank() << " is not in P_x and must pass "
-                                         << what << " of zero volume, got shape " << format_list(shape_of(arg)));
+                                         << what << " of zero volume, got shape " << format_piece_shape(shape_of(arg)));
     detail::prepare_output(out, shape_t{0});
 }
 

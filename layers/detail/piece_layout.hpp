@@ -46,9 +46,8 @@ inline std::string agree_on_piece_layout(const cartesian_partition& P_x, const s
         const auto split = detail::check_balanced_split(grid, t, [&](std::size_t w) { return extent(w, t); });
         global[t] = split.length;
         if (!split.balanced())
-            return worker(split.off) + ", but the pieces along dimension " + std::to_string(t) +
-                   " are not the balanced split of " + std::to_string(global[t]) + " over " +
-                   std::to_string(grid[t]) + " (expected extent " + std::to_string(split.want) + ")";
+            return worker(split.off) + ", but the pieces along dimension " + std::to_string(t) + " are not " +
+                   detail::unbalanced_reason(split);
     }
     return {};
 }

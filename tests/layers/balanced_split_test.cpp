@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "layers/detail/balanced_split.hpp"
 
@@ -65,6 +67,30 @@ TEST(balanced_split, the_majority_of_every_line_decides) {
     EXPECT_EQ(s.length, 15u);
     EXPECT_EQ(s.off, 0u);
     EXPECT_EQ(s.want, 5u);
+}
+
+// The reason names the worker's line and the split of its sum, and the length most pieces fit
+// where that differs: a user whose pieces [5,3] sum to 8 is told why 6 was expected.
+TEST(balanced_split, the_reason_shows_the_line_and_the_split_most_pieces_fit) {
+    const std::vector<std::size_t> extents{5, 5, 3, 3};  // grid 2 x 2 along dimension 0
+    const auto s = check_balanced_split(shape_t{2, 2}, 0, [&](std::size_t w) { return extents[w]; });
+    EXPECT_EQ(s.line, (std::vector<std::size_t>{5, 3}));
+    EXPECT_EQ(distdl::detail::unbalanced_reason(s),
+              "a balanced split: its line along that dimension has extents [5,3], and the balanced split of their sum "
+              "8 over 2 is [4,4]; the most pieces fit the balanced split of 6, which gives it extent 3");
+    // A line off the split of its own sum, which most pieces fit: no second length to name.
+    const std::vector<std::size_t> lines{3, 2, 3, 2, 2, 3};  // grid 3 x 2 along dimension 1
+    EXPECT_EQ(distdl::detail::unbalanced_reason(
+                  check_balanced_split(shape_t{3, 2}, 1, [&](std::size_t w) { return lines[w]; })),
+              "a balanced split: its line along that dimension has extents [2,3], and the balanced split of their sum "
+              "5 over 2 is [3,2] (expected extent 3)");
+    // A sum beyond 64 bits: the line and the length most pieces fit.
+    const std::size_t big = std::numeric_limits<std::size_t>::max() / 2 + 1;
+    const auto huge = along_line({big, big});
+    EXPECT_EQ(distdl::detail::unbalanced_reason(huge),
+              "a balanced split: its line along that dimension has extents [" + std::to_string(big) + "," +
+                  std::to_string(big) + "]; the most pieces fit the balanced split of " + std::to_string(huge.length) +
+                  ", which gives it extent " + std::to_string(huge.want));
 }
 
 // Extents near the top of size_t (zero-volume pieces may have them): no candidate length wraps

@@ -193,7 +193,9 @@ DISTDL_CHECK(conv_refuses_bad_pieces_everywhere, world_size == 5 || world_size =
     // Worker 2 holds 4 elements instead of 3: [4, 3, 4, 3] is off the split of 13 there.
     expect([&] { layer.forward(piece(2, me == 2 ? 4 : own)); },
            "FeatureConv1d: x on P_x worker 2 (world rank 2) has shape [2,2,4], but the pieces along spatial dimension 0 "
-           "are not the balanced split of 13 over 4 (expected extent 3)");
+           "are not a balanced split: its line along that dimension has extents [4,3,4,3], and the balanced split "
+           "of their sum 14 over 4 is [4,4,3,3]; the most pieces fit the balanced split of 13, which gives it "
+           "extent 3");
     // Worker 1 holds another batch.
     expect([&] { layer.forward(piece(me == 1 ? 3 : 2, own)); },
            "FeatureConv1d: x on P_x worker 1 (world rank 1) has batch 3, expected 2");

@@ -70,7 +70,9 @@ DISTDL_CHECK(conv_refusal_names_the_worker_with_halo, world_size == 4 || world_s
             given ? "GeneralConv2d: x on P_x worker 3 (world rank 3) has shape [2,2,4,5], expected [2,2,3,5] (its piece "
                     "of input_shape [2,4,6,5])"
                   : "GeneralConv2d: x on P_x worker 3 (world rank 3) has shape [2,2,4,5], but the pieces along spatial "
-                    "dimension 0 are not the balanced split of 6 over 2 (expected extent 3)";
+                    "dimension 0 are not a balanced split: its line along that dimension has extents [3,4], and the "
+                    "balanced split of their sum 7 over 2 is [4,3]; the most pieces fit the balanced split of 6, "
+                    "which gives it extent 3";
         expect_everywhere(in_layer, [&] { layer.forward(x_of(me == 3 ? 4 : 3, 20)); }, bad_piece);
 
         // The layer still works: the bits of a fresh layer.

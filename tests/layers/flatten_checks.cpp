@@ -50,11 +50,13 @@ DISTDL_CHECK(flatten_batch_split_calls, world_size >= 3) {
     const tensor<double> bad = random_tensor<double>({2, 2, 3, 3}, 10);
     DCHECK_THROWS(layer.forward(me == 1 ? bad : x_piece, y), distdl::invalid_argument,
                   "Flatten: x on P_x worker 1 (world rank 1) has shape [2,2,3,3], but the pieces along dimension 3 "
-                  "are not the balanced split");
+                  "are not a balanced split");
     // A batch that is not a balanced split: 2, 2, 3 (of 6, worker 2 is off; of 7, two would be).
     DCHECK_THROWS(layer.forward(first_samples(x, me == 2 ? 3 : 2), y), distdl::invalid_argument,
                   "Flatten: x on P_x worker 2 (world rank 2) has shape [3,2,3,2], but the pieces along dimension 0 "
-                  "are not the balanced split of 6 over 3 (expected extent 2)");
+                  "are not a balanced split: its line along that dimension has extents [2,2,3], and the balanced "
+                  "split of their sum 7 over 3 is [3,2,2]; the most pieces fit the balanced split of 6, which gives it "
+                  "extent 2");
     // The failed forward left no forward behind.
     DCHECK_THROWS(layer.adjoint(tensor<double>(shape_t{2, 12}), dx), distdl::invalid_argument,
                   "Flatten: adjoint() needs a successful forward() first");

@@ -160,7 +160,7 @@ DISTDL_CHECK(pool_refuses_bad_pieces_everywhere, world_size >= 3) {
         DCHECK_EQ(distdl::shape_of(y), in ? (shape_t{1, 2, direct ? 2u : 4u}) : (shape_t{0}));
         if (in)
             DCHECK_THROWS(layer.adjoint(me == 2 ? piece(3) : piece(direct ? 2 : 4)), distdl::invalid_argument,
-                          "worker 2 of P_x shape [1,1,3] expects an output gradient of shape");
+                          "worker 2 (world rank 2) of P_x shape [1,1,3] expects an output gradient of shape");
         const tensor<double> dx = layer.adjoint(in ? piece(direct ? 2 : 4) : distdl::zero_volume<double>());
         DCHECK_EQ(distdl::shape_of(dx), in ? (shape_t{1, 2, 4}) : (shape_t{0}));
     }
@@ -217,7 +217,9 @@ DISTDL_CHECK(pool_refuses_pieces_of_no_balanced_split, world_size >= 3) {
             // [4, 5, 4]: worker 1 is off the split of 12 (13 would split as [5, 4, 4], two off).
             DCHECK_THROWS(layer.forward(world->rank() == 1 ? piece(5) : piece(4)), distdl::invalid_argument,
                           "AvgPool1d: x on P_x worker 1 (world rank 1) has shape [1,2,5], but the pieces along dimension 2 "
-                          "are not the balanced split of 12 over 3 (expected extent 4)");
+                          "are not a balanced split: its line along that dimension has extents [4,5,4], and the "
+                          "balanced split of their sum 13 over 3 is [5,4,4]; the most pieces fit the balanced split "
+                          "of 12, which gives it extent 4");
             DCHECK_THROWS(layer.forward(piece(4, world->rank() == 2 ? 3 : 2)), distdl::invalid_argument,
                           "has shape [1,3,4], but the pieces along dimension 1");
             DCHECK_THROWS(layer.forward(world->rank() == 0 ? tensor<double>(xt::ones<double>(shape_t{2, 4})) : piece(4)),

@@ -159,7 +159,7 @@ DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
     expect_refusal([&] { return moved.forward(on_0({2, 5})); },
                    "Linear: x on P_x worker 0 (world rank 0) has shape [2,5], expected [batch, 4]",
                    "Repartition from P_x shape [1,1] to P_y shape [1,4]: the tensor must have rank 2, but worker 0 "
-                   "of P_x holds local shape [] " + mark + " (rank 0)");
+                   "(world rank 0) of P_x holds local shape [] " + mark + " (rank 0)");
     DCHECK_EQ(distdl::shape_of(moved.forward(on_0({2, 4}))), in ? (shape_t{2, me < 3 ? 1u : 0u}) : (shape_t{0}));
 }
 
@@ -210,6 +210,21 @@ DISTDL_CHECK(sequential_refuses_links_that_do_not_fit, world_size >= 2) {
     tail.emplace<sequential<double>>().emplace<sequential<double>>();
     append_second(tail);
     DCHECK_THROWS(nested_gap.forward(x), distdl::invalid_argument, "sequential: module [1] of 2 " + misfit);
+    DCHECK_THROWS(nested_gap.forward(x), distdl::invalid_argument,
+                  "than they hold (a Repartition between them moves the data)");
+
+    // Partitions of two ranks: tensors of two ranks, which no Repartition makes one; the advice
+    // names Flatten.
+    sequential<double> reshaped;
+    reshaped.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3);
+    const auto P_3d = make_partition(world, {1}, {1, 1, 1});
+    reshaped.emplace<distdl::repartition<double>>(P_3d, P_3d);
+    DCHECK_THROWS(reshaped.forward(x), distdl::invalid_argument,
+                  "sequential: module [1] of 2 takes its input on a partition of shape [1,1,1] over world ranks [1], "
+                  "but the module before it leaves its output on one of shape [1,1] over world ranks [0]: its workers "
+                  "would read other blocks than they hold (a Repartition between them moves the data; to change the "
+                  "tensor's rank, Flatten it on a partition that splits only the batch: Repartition, Flatten, "
+                  "Repartition)");
 
     // Linear on worker 0 leaves y on [1,1]; a Broadcast from [1] on worker 0 reads it there, also
     // across an empty chain.

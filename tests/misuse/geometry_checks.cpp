@@ -90,7 +90,8 @@ DISTDL_CHECK(misuse_halo_wrong_input_shape_everywhere, true) {
     const auto P_x = whole_world_1d(world);
     halo_exchange<double> halo(P_x, {4 * static_cast<std::size_t>(world->size())}, {{3}, {1}, {1}, {1}});
     const tensor<double> x = xt::zeros<double>({5});
-    DCHECK_THROWS(halo.forward(x), invalid_argument, "HaloExchange: worker 0 of P_x shape [" + std::to_string(world->size()) + "]");
+    DCHECK_THROWS(halo.forward(x), invalid_argument,
+                  "HaloExchange: worker 0 (world rank 0) of P_x shape [" + std::to_string(world->size()) + "]");
     DCHECK_THROWS(halo.forward(x), invalid_argument, "expects a tensor of shape [4], got [5]");
 }
 

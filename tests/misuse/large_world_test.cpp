@@ -52,7 +52,9 @@ TEST(large_world, halo_exchange_wrong_shape_refused_on_all_above_the_status_in_m
         try {
             H.forward(world->rank() == 7 ? tensor<double>::from_shape({3}) : good, y);
         } catch (const invalid_argument& e) {
-            if (std::string(e.what()).find("HaloExchange: worker 7 of P_x shape [" + std::to_string(n) + "]") == 0)
+            const std::string expected =
+                "HaloExchange: worker 7 (world rank 7) of P_x shape [" + std::to_string(n) + "]";
+            if (std::string(e.what()).find(expected) == 0)
                 ++refused;
         }
         H.forward(good, y);

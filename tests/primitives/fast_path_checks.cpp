@@ -186,12 +186,13 @@ DISTDL_CHECK(halo_wrong_shape_refused_everywhere, world_size >= 2) {
     const tensor<double> wrong = world->rank() == bad ? tensor<double>(shape_t{7, 1}) : x;
     tensor<double> y, dx;
     DCHECK_THROWS(H.forward(wrong, y), invalid_argument,
-                  "HaloExchange: worker " + std::to_string(bad) + " of P_x shape [" + std::to_string(W) +
+                  "HaloExchange: worker " + std::to_string(bad) + " (world rank " + std::to_string(bad) +
+                      ") of P_x shape [" + std::to_string(W) +
                       "] (global shape [" + std::to_string(2 * W + 1) + "]) expects a tensor of shape");
     H.forward(x, y);
     DCHECK(same_bits(y, windows[static_cast<std::size_t>(world->rank())]));
     const tensor<double> wrong_dy = world->rank() == 0 ? tensor<double>(shape_t{1, 1}) : y;
-    DCHECK_THROWS(H.adjoint(wrong_dy, dx), invalid_argument, "HaloExchange adjoint: worker 0 of P_x");
+    DCHECK_THROWS(H.adjoint(wrong_dy, dx), invalid_argument, "HaloExchange adjoint: worker 0 (world rank 0) of P_x");
     H.adjoint(y, dx);
     DCHECK_EQ(shape_of(dx), shape_of(x));
     // The output may be the input itself (module.hpp): the same result as into other storage.
@@ -251,7 +252,8 @@ DISTDL_CHECK(repartition_fast_path_and_refusals, world_size >= 2) {
                   invalid_argument, "Repartition: workers disagree on global_shape");
     // A wrong dy on one worker of P_y: refused on all; a good call works afterwards.
     const tensor<double> wrong = P_y.rank() == 0 ? tensor<double>(shape_t{1, 2}) : y;
-    DCHECK_THROWS(G.adjoint(wrong, dx), invalid_argument, "Repartition adjoint: worker 0 of P_y shape");
+    DCHECK_THROWS(G.adjoint(wrong, dx), invalid_argument,
+                  "Repartition adjoint: worker 0 (world rank " + std::to_string(P_y.members()[0]) + ") of P_y shape");
     G.adjoint(y, dx);
     DCHECK(same_bits(dx, ref::split(whole, P_x.shape())[me_x]));
 }

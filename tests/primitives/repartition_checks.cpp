@@ -223,7 +223,9 @@ DISTDL_CHECK(repartition_rejects_tensor_rank, world_size >= 2) {
     const cartesian_partition P_y = make_partition(world, {1, 0}, {2});
     repartition<double> R(P_x, P_y);
     const tensor<double> x = P_x.active() ? tensor<double>(shape_t{2, 3}) : zero_volume<double>(2, true);
-    if (P_x.active()) DCHECK_THROWS(R.forward(x), invalid_argument, "must have rank 1, but worker 0 of P_x holds local shape [2,3] (rank 2)");
+    if (P_x.active())
+        DCHECK_THROWS(R.forward(x), invalid_argument,
+                      "must have rank 1, but worker 0 (world rank 0) of P_x holds local shape [2,3] (rank 2)");
     else DCHECK_EQ(shape_of(R.forward(x)), (shape_t{2, 0}));
 }
 
@@ -252,7 +254,8 @@ DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile, world_size >= 4) {
     const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
     if (P_x.active() || P_y.active())
         DCHECK_THROWS(R.forward(x), invalid_argument,
-                      "local input shapes do not assemble into a global tensor: worker 1 of P_x holds local shape "
-                      "[2,4], whose extent 2 in dimension 0 differs from the extent 3 of worker 0 at the same index 0 "
+                      "local input shapes do not assemble into a global tensor: worker 1 (world rank 1) of P_x holds "
+                      "local shape [2,4], whose extent 2 in dimension 0 differs from the extent 3 of worker 0 (world "
+                      "rank 0) at the same index 0 "
                       "of that dimension");
 }

@@ -38,6 +38,8 @@ const std::map<std::string, std::string> expected_errors = {
     {"shape_overflow", "partitions.P_x.shape[0]: expected a positive integer at most 4096, got the integer 9223372036854775809"},
     {"partition_missing", "partitions: missing P_y (Broadcast needs P_x, P_y)"},
     {"partition_unknown", "partitions.P_w: unknown key (Broadcast takes: P_x, P_y)"},
+    {"partition_case_differs",
+     "partitions.P_W: unknown key (Linear takes: P_x, P_y, P_w); keys are case-sensitive: did you mean P_w?"},
     {"partition_key_unknown", "partitions.P_x.ranks: unknown key (a partition has: workers, shape)"},
     {"option_unknown", "options.stride: unknown key (Broadcast takes: transpose_src, transpose_dest, preserve_batch)"},
     {"option_wrong_type", "options.transpose_src: expected true or false, got the string \"yes\""},
