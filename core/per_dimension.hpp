@@ -3,11 +3,21 @@
 // dimension, one entry for all of them, or none (the default).
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 
 namespace distdl {
+
+// A per-dimension option of the layers: a braced list ({3}, {3, 5}) or a plain number, which is
+// the one entry used for every dimension (`.kernel_size = 3` is {3}; not std::vector's count).
+struct per_dimension_list : std::vector<std::size_t> {
+    using std::vector<std::size_t>::vector;
+    per_dimension_list() = default;
+    per_dimension_list(std::size_t every) : std::vector<std::size_t>{every} {}  // implicit on purpose
+    per_dimension_list(std::vector<std::size_t> values) : std::vector<std::size_t>(std::move(values)) {}
+};
 
 // `values` with `dims` entries: as given, its single entry repeated, or `fallback` when empty.
 // Another number of entries is refused naming `owner` and `what`.

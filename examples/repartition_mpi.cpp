@@ -5,12 +5,13 @@
 // 2 columns each). The adjoint moves every piece back, so dx == x exactly.
 // Rank 0 prints each check; every rank exits 1 if any worker's check failed.
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "no_options.hpp"
 #include "core/decomposition.hpp"
 #include "core/repartition.hpp"
-#include "mpi_backend/environment.hpp"
+#include "mpi_backend/run.hpp"
 
 namespace {
 
@@ -36,14 +37,14 @@ int main(int argc, char** argv) {
         "usage: mpiexec -n 4 %s\n"
         "Runs a Repartition and its adjoint on Open MPI and checks the results.\n";
     if (const auto status = answer_arguments(argc, argv, usage)) return *status;
-    distdl::mpi::environment env(argc, argv);
-    int failures = 0;
-    {
-        const auto world = distdl::mpi::world_communicator();
+    // mpi::run initialises and finalises MPI; an error escaping the body is printed, naming the rank.
+    int status = 0;
+    distdl::mpi::run(argc, argv, [&](const std::shared_ptr<distdl::communicator>& world) {
         const int rank = world->rank();
         if (world->size() != 4) {
             if (rank == 0) std::printf("FAIL run me on 4 ranks (mpiexec -n 4), not %d\n", world->size());
-            return 2;
+            status = 2;
+            return;
         }
         const auto W = distdl::partition::world(world);
         const auto P_x = W.create_partition_inclusive({0, 1, 2, 3}).create_cartesian_topology_partition({4, 1});
@@ -63,12 +64,13 @@ int main(int argc, char** argv) {
         int forward_passed = 0, adjoint_passed = 0;
         for (int r : forward_results) forward_passed += r;
         for (int r : adjoint_results) adjoint_passed += r;
-        failures = 8 - forward_passed - adjoint_passed;
+        const int failures = 8 - forward_passed - adjoint_passed;
         if (rank == 0) {
             std::printf("repartition forward: %d of 4 workers hold their column block of the 6x8 tensor\n", forward_passed);
             std::printf("repartition adjoint: %d of 4 workers got their row block back exactly\n", adjoint_passed);
             std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");
         }
-    }
-    return failures == 0 ? 0 : 1;
+        status = failures == 0 ? 0 : 1;
+    });
+    return status;
 }

@@ -8,15 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "core/per_dimension.hpp"
 #include "core/tensor.hpp"
 
 namespace distdl {
 
 struct conv_options {
-    std::vector<std::size_t> kernel_size = {};  // required: one entry per spatial dimension, or one for all
-    std::vector<std::size_t> stride = {};       // empty: 1
-    std::vector<std::size_t> padding = {};      // empty: 0 (zeros on both sides)
-    std::vector<std::size_t> dilation = {};     // empty: 1
+    per_dimension_list kernel_size = {};  // required: one entry per spatial dimension, or one for all
+    per_dimension_list stride = {};       // empty: 1
+    per_dimension_list padding = {};      // empty: 0 (zeros on both sides)
+    per_dimension_list dilation = {};     // empty: 1
     bool bias = true;
     std::uint64_t seed = 0;  // initial weight and bias (layers/conv_initial.hpp)
     // The global input shape N x C_in x L_1..L_D, when known in advance: the layer agrees on it

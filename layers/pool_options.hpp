@@ -6,15 +6,16 @@
 #include <optional>
 #include <vector>
 
+#include "core/per_dimension.hpp"
 #include "core/tensor.hpp"
 
 namespace distdl {
 
 struct pool_options {
-    std::vector<std::size_t> kernel_size = {};  // required
-    std::vector<std::size_t> stride = {};       // empty: kernel_size
-    std::vector<std::size_t> padding = {};      // empty: 0
-    std::vector<std::size_t> dilation = {};     // empty: 1 (max pooling only)
+    per_dimension_list kernel_size = {};  // required
+    per_dimension_list stride = {};       // empty: kernel_size
+    per_dimension_list padding = {};      // empty: 0
+    per_dimension_list dilation = {};     // empty: 1 (max pooling only)
     // The global input shape N × C × L…: given, the layout is agreed and planned at construction
     // and every call checks its piece against it; absent, it is learnt from the pieces at the
     // first forward (one all-gather over P_x) and again whenever a piece changes.

@@ -31,10 +31,11 @@ namespace {
 
 using namespace distdl::verify;
 
-const char* usage_text =
+const std::string synopsis =
     "usage: distdl-verify [--transport sim|mpi] [--filter TEXT] [--max-world N] [--report DIR]\n"
     "                     [--junit FILE] [--time-limit SECONDS] [--in-process]\n"
-    "                     [--random N [--seed S] [--random-world W] [--random-out DIR]] [PATH...]\n"
+    "                     [--random N [--seed S] [--random-world W] [--random-out DIR]] [PATH...]\n";
+const std::string usage_text = synopsis +
     "\n"
     "Runs the verification cases in PATH (case files, or folders searched recursively for *.json,\n"
     "in sorted order). For each case: build the world on the chosen transport, the partitions and\n"
@@ -112,7 +113,9 @@ struct arguments {
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
-    std::cerr << "distdl-verify: " << message << "\n\n" << usage_text;
+    // The synopsis only: the whole help would bury the one line that says what was wrong.
+    std::cerr << "distdl-verify: " << message << "\n"
+              << synopsis << "(--help explains every option and the exit codes)\n";
     std::exit(2);
 }
 
@@ -304,7 +307,10 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
     record.job_ranks = job_ranks;
     if (rank == 0)
         std::cout << "distdl-verify: " << cases.size() << " case(s) on the " << args.transport << " transport"
-                  << (args.transport == "mpi" ? " with " + std::to_string(job_ranks) + " ranks" : std::string()) << "\n";
+                  << (args.transport != "mpi"  ? std::string()
+                      : job_ranks == 1         ? std::string(" with 1 rank")
+                                               : " with " + std::to_string(job_ranks) + " ranks")
+                  << "\n";
     for (const auto& c : cases) {
         job_case_result result;
         if (!c.spec) {

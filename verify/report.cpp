@@ -105,7 +105,7 @@ void print_summary(std::ostream& out, const run_record& record) {
     for (const auto& [layer, t] : totals_by_layer(record.outcomes)) row(layer, t);
     row("total", grand_total(record.outcomes));
     out << "total time " << format_seconds(record.total_seconds) << " s on the " << record.transport << " transport";
-    if (record.transport == "mpi") out << " (" << record.job_ranks << " ranks)";
+    if (record.transport == "mpi") out << " (" << record.job_ranks << (record.job_ranks == 1 ? " rank)" : " ranks)");
     out << "\n";
     const auto total = grand_total(record.outcomes);
     if (total.failed > 0) {
@@ -156,7 +156,7 @@ std::string report_markdown(const run_record& record, const machine_info& machin
     md << "# distdl verification report\n\n";
     md << "- generated: " << utc_now() << "\n";
     md << "- transport: " << record.transport;
-    if (record.transport == "mpi") md << " (" << record.job_ranks << " ranks)";
+    if (record.transport == "mpi") md << " (" << record.job_ranks << (record.job_ranks == 1 ? " rank)" : " ranks)");
     md << "\n- machine: " << machine.hostname << ", " << machine.cores << " cores\n";
     md << "- git commit: " << machine.git_commit << "\n";
     md << "- cases: " << total.passed + total.failed + total.skipped << " — " << total.passed << " passed, "
