@@ -166,6 +166,8 @@ class validator {
         return value == second;
     }
 
+    static constexpr std::size_t min_refusal_text = 4;
+
     std::string non_empty_string(const json& value, const std::string& path) const {
         if (!value.is_string() || value.get<std::string>().empty())
             fail(path, "expected a non-empty string, got " + describe(value));
@@ -367,6 +369,13 @@ class validator {
             check_keys(value, "expect", {"error"}, "expect has");
             if (!value.contains("error")) fail("expect.error", "missing (required)");
             spec_.expected_error = non_empty_string(value.at("error"), "expect.error");
+            // Nearly any error contains a space or a letter: such a text proves nothing about the refusal.
+            const auto first = spec_.expected_error->find_first_not_of(" \t\n");
+            const auto last = spec_.expected_error->find_last_not_of(" \t\n");
+            if (first == std::string::npos || last - first + 1 < min_refusal_text)
+                fail("expect.error", "expected a text of at least " + std::to_string(min_refusal_text) +
+                                         " characters besides spaces at its ends (what the refusal must say), got " +
+                                         describe(value.at("error")));
             return;
         }
         fail("expect", "expected \"pass\" or {\"error\": \"text\"}, got " + describe(value));

@@ -43,7 +43,8 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
     const bool expect_error = !spec.expect_pass();
 
     // In a case that must be refused, an error of the layer is the expected outcome; a
-    // transport error (another rank failed, a deadlock) is not, and goes on to the transport.
+    // transport error (another rank failed, a deadlock) is not, and goes on to the transport,
+    // nor is a case the runner cannot build (case_error), which fails as such.
     auto attempt = [&](auto&& step) {
         if (!expect_error) {
             step();
@@ -53,6 +54,8 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
             step();
             return true;
         } catch (const communication_error&) {
+            throw;
+        } catch (const case_error&) {
             throw;
         } catch (const std::exception& e) {
             result.refused = true;

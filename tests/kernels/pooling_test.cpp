@@ -2,6 +2,7 @@
 // random sweep of shapes and geometries, plus argument checks.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -263,6 +264,32 @@ TEST(kernel_pooling, padding_only_windows_give_minus_infinity_and_no_gradient) {
     EXPECT_EQ(y(0, 0, 2), -INFINITY);
     pool.backward(x, dy, dx);
     EXPECT_EQ(dx, tensor<double>(shape_t{1, 1, 1}, 2.0));
+}
+
+// Windows whose values are all -inf or start with NaN: the first element of the window is the
+// maximum (y = -inf or NaN, the gradient goes to it), as in the reference; same bits either way.
+TEST(kernel_pooling, windows_of_minus_infinity_or_nan_take_their_first_element) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    const auto same_bits = [](const tensor<double>& a, const tensor<double>& b) {
+        return shape_of(a) == shape_of(b) && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+    };
+    const kernels::max_pool<double> pool({.kernel_size = {3}});
+    tensor<double> x(shape_t{1, 1, 9}), dy(shape_t{1, 1, 3}), y, dx;
+    const double values[] = {-inf, -inf, -inf, nan, 1.0, 2.0, 3.0, nan, -inf};
+    for (std::size_t i = 0; i < 9; ++i) x(0, 0, i) = values[i];
+    for (std::size_t j = 0; j < 3; ++j) dy(0, 0, j) = 1.0 + double(j);
+    pool.forward(x, y);
+    const tensor<double> want_y = ref::max_pool(x, as_ref({.kernel_size = {3}}));
+    EXPECT_EQ(y(0, 0, 0), -inf);
+    EXPECT_TRUE(std::isnan(y(0, 0, 1)));
+    EXPECT_EQ(y(0, 0, 2), 3.0);
+    EXPECT_TRUE(same_bits(y, want_y));
+    pool.backward(x, dy, dx);
+    const tensor<double> want_dx = ref::max_pool_adjoint(x, dy, as_ref({.kernel_size = {3}}));
+    EXPECT_EQ(dx(0, 0, 0), 1.0);
+    EXPECT_EQ(dx(0, 0, 3), 2.0);
+    EXPECT_EQ(dx(0, 0, 6), 3.0);
+    EXPECT_TRUE(same_bits(dx, want_dx));
 }
 
 TEST(kernel_pooling, refuses_bad_arguments) {

@@ -1,6 +1,6 @@
 // ReLU on both transports: the per-call agreement the case library cannot express (a dy of
 // another shape on one worker refused by every worker of P_x with the same text), adjoint before
-// forward, pieces changing shape between calls, NaN, and idle workers. The serial meaning on
+// forward, pieces changing shape between calls, NaN, ±0 (gradient 0), and idle workers. The serial meaning on
 // every layout: cases/relu.
 #include <cmath>
 #include <limits>
@@ -37,12 +37,15 @@ DISTDL_CHECK(relu_calls_and_refusals, world_size >= 3) {
     for (const std::size_t width : {5u, 5u, 2u}) {  // the second call reuses, the third has other pieces
         tensor<double> x = random_tensor<double>({3, width}, width + std::size_t(me));
         x(0, 0) = std::numeric_limits<double>::quiet_NaN();
+        x(1, 0) = 0.0;  // the gradient at 0 and -0 is 0 (as the reference), not dy
+        x(2, 1) = -0.0;
         const tensor<double> dy = random_tensor<double>({3, width}, 40 + width);
         layer.forward(x, y);
         DCHECK(std::isnan(y(0, 0)));
         DCHECK(distdl::testing::same_bits(y, distdl::ref::relu(x)));  // the NaN's bits too
         layer.adjoint(dy, dx);
         DCHECK(distdl::testing::same_bits(dx, distdl::ref::relu_adjoint(x, dy)));
+        DCHECK(dx(1, 0) == 0.0 && dx(2, 1) == 0.0);
     }
     // dy of another shape on worker 1 only: every worker of P_x refuses with its text.
     DCHECK_THROWS(layer.adjoint(tensor<double>(me == 1 ? shape_t{3, 3} : shape_t{3, 2}), dx), distdl::invalid_argument,

@@ -52,6 +52,8 @@ const std::map<std::string, std::string> expected_errors = {
     {"dtype_float16", "dtype: expected \"float64\" or \"float32\", got the string \"float16\""},
     {"expect_unknown", "expect: expected \"pass\" or {\"error\": \"text\"}, got the string \"fail\""},
     {"expect_empty_error", "expect.error: expected a non-empty string, got the string \"\""},
+    {"expect_short_error", "expect.error: expected a text of at least 4 characters besides spaces at its ends (what the "
+                           "refusal must say), got the string \" e \""},
     {"seed_negative", "seed: expected a non-negative integer, got the integer -1"},
     {"x_shape_negative", "x_shape[1]: expected a non-negative integer at most 4194304, got the integer -3"},
     {"x_shape_too_big", "x_shape: [4096,4096,2] has more than 4194304 elements, the limit for cases"},

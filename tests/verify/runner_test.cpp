@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <type_traits>
 
 #include <unistd.h>
 
@@ -121,14 +122,14 @@ enum class scaling { cancelled_bounded, cancelled_unbounded, wrong_bounded };
 template <class T>
 class scaled : public module<T> {
   public:
-    explicit scaled(double c) : c_(T(c)) {}
+    explicit scaled(double c, double adjoint_c) : c_(T(c)), adjoint_c_(T(adjoint_c)) {}
 
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override { y = x * c_; }
-    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override { dx = dy * c_; }
+    void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override { dx = dy * adjoint_c_; }
 
   private:
-    T c_;
+    T c_, adjoint_c_;
 };
 
 template <class T, scaling S>
@@ -136,7 +137,7 @@ case_problem<T> make_scaled_layer(const case_spec& spec, const case_world&) {
     const shape_t shape = spec.x_shape;
     const double c0 = S == scaling::wrong_bounded ? 1.0 : 1e-9, c = c0 * (1 + 1e-5);
     case_problem<T> p;
-    p.layer = std::make_unique<scaled<T>>(c);
+    p.layer = std::make_unique<scaled<T>>(c, c);
     p.input = [=](std::uint64_t seed) {
         return std::vector<tensor<T>>{random_tensor<T>(shape, derive_seed(seed, input_data, 0))};
     };
@@ -154,6 +155,37 @@ layer_runner scaled_runner(const std::string& name) {
     return runner_on_P_x(name, &make_scaled_layer<float, S>, &make_scaled_layer<double, S>);
 }
 
+// ---- the tolerances themselves (DESIGN §5) ----
+// An error of a third, or three times, the documented bound: in the output (y = c x against the
+// reference's x; dx = c dy, as its reference, keeps the pair adjoint), or in the adjoint alone
+// (dx = c dy, which the reference copies, so only the dot-product test sees it).
+enum class near_miss { output_under, output_over, adjoint_under, adjoint_over };
+
+template <class T, near_miss M>
+case_problem<T> make_near_miss_layer(const case_spec& spec, const case_world&) {
+    const bool is_float = std::is_same_v<T, float>;
+    const bool output = M == near_miss::output_under || M == near_miss::output_over;
+    const double bound = is_float ? 1e-5 : output ? 1e-12 : 1e-13;
+    const double c = 1 + bound * (M == near_miss::output_over || M == near_miss::adjoint_over ? 3.0 : 1.0 / 3);
+    const shape_t shape = spec.x_shape;
+    case_problem<T> p;
+    p.layer = std::make_unique<scaled<T>>(output ? c : 1.0, c);
+    p.input = [=](std::uint64_t seed) {
+        return std::vector<tensor<T>>{random_tensor<T>(shape, derive_seed(seed, input_data, 0))};
+    };
+    p.forward = [](std::vector<tensor<T>> pieces) { return pieces; };
+    p.adjoint = [c](std::vector<tensor<T>> pieces) {
+        for (auto& t : pieces) t *= T(c);
+        return pieces;
+    };
+    return p;
+}
+
+template <near_miss M>
+layer_runner near_miss_runner(const std::string& name) {
+    return runner_on_P_x(name, &make_near_miss_layer<float, M>, &make_near_miss_layer<double, M>);
+}
+
 const runner_registry& test_registry() {
     static const runner_registry registry = [] {
         runner_registry r;
@@ -168,6 +200,10 @@ const runner_registry& test_registry() {
         r.add(scaled_runner<scaling::cancelled_bounded>("CancelledBounded"));
         r.add(scaled_runner<scaling::cancelled_unbounded>("CancelledUnbounded"));
         r.add(scaled_runner<scaling::wrong_bounded>("WrongBounded"));
+        r.add(near_miss_runner<near_miss::output_under>("OutputUnder"));
+        r.add(near_miss_runner<near_miss::output_over>("OutputOver"));
+        r.add(near_miss_runner<near_miss::adjoint_under>("AdjointUnder"));
+        r.add(near_miss_runner<near_miss::adjoint_over>("AdjointOver"));
         r.add(sequential_runner());
         return r;
     }();
@@ -229,6 +265,23 @@ TEST(runner, wrong_adjoint_fails_dot_product_test) {
     EXPECT_FALSE(out.passed());
     EXPECT_NE(out.message.find("adjoint dot-product test"), std::string::npos) << out.message;
     EXPECT_GT(out.dot_error, 0.1);
+}
+
+// The harness's bounds are DESIGN §5's: 1e-12 (double) and 1e-5 (float) for the outputs,
+// 1e-13 and 1e-5 for the dot-product test; a third of one passes, three times fails.
+TEST(runner, the_bounds_are_the_documented_ones) {
+    for (const char* type : {"float64", "float32"}) {
+        auto out = run_sim(test_case("OutputUnder", 1, type));
+        EXPECT_TRUE(out.passed()) << type << ": " << out.message;
+        out = run_sim(test_case("OutputOver", 1, type));
+        EXPECT_FALSE(out.passed()) << type;
+        EXPECT_NE(out.message.find("forward output differs from the reference"), std::string::npos) << out.message;
+        out = run_sim(test_case("AdjointUnder", 1, type));
+        EXPECT_TRUE(out.passed()) << type << ": " << out.message;
+        out = run_sim(test_case("AdjointOver", 1, type));
+        EXPECT_FALSE(out.passed()) << type;
+        EXPECT_NE(out.message.find("adjoint dot-product test"), std::string::npos) << out.message;
+    }
 }
 
 TEST(runner, rounding_is_judged_against_the_bound_and_a_wrong_value_still_fails) {
@@ -359,13 +412,18 @@ TEST(runner, library_refusal_passes) {
     EXPECT_NE(out.message.find("(dimension 2: 2 vs 3)"), std::string::npos) << out.message;
 }
 
-// The library's refusal case with another "expect" (the worker process runs a case as its
+// A library case with some keys of its document replaced (the worker process runs a case as its
 // document says, so the document is changed, not the parsed case).
-case_spec refusal_case_expecting(const nlohmann::json& expect) {
-    const auto file = (source_root / "cases" / "sum_reduce" / "spec000_example5_refused.json").string();
+case_spec library_case_with(const std::string& name, const nlohmann::json& changes) {
+    const auto file = (source_root / "cases" / name).string();
     auto document = load_case(file, builtin_registry()).source;
-    document["expect"] = expect;
+    document.update(changes);
     return parse_case(document, file, builtin_registry());
+}
+
+// The library's refusal case with another "expect".
+case_spec refusal_case_expecting(const nlohmann::json& expect) {
+    return library_case_with("sum_reduce/spec000_example5_refused.json", {{"expect", expect}});
 }
 
 TEST(runner, refusal_with_mismatched_text_fails) {
@@ -374,6 +432,26 @@ TEST(runner, refusal_with_mismatched_text_fails) {
     EXPECT_FALSE(out.passed());
     EXPECT_NE(out.message.find("which does not contain \"a message the layer never gives\""), std::string::npos)
         << out.message;
+}
+
+// Only the library's refusal satisfies an expected error: an x_shape that does not fit
+// in_features reaches the layer, which refuses it; a case the runner cannot build is a failure
+// of the case whatever its text says.
+TEST(runner, a_refusal_comes_from_the_layer_not_the_runner) {
+    const nlohmann::json wrong_features{{"x_shape", {2, 5}}, {"expect", {{"error", "in_features"}}}};
+    auto spec = library_case_with("linear/spec002_example.json", wrong_features);
+    auto out = run_on_simulator(spec, *builtin_registry().find(spec.layer), 30);
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("refused with \"Linear: x on P_x worker"), std::string::npos) << out.message;
+    spec = library_case_with("linear/spec002_example.json",
+                             {{"x_shape", {2, 5}}, {"expect", {{"error", "expected [batch, "}}}});
+    out = run_on_simulator(spec, *builtin_registry().find(spec.layer), 30);
+    EXPECT_TRUE(out.passed()) << out.message;
+    spec = library_case_with("linear/spec002_example.json",
+                             {{"x_shape", {2, 5, 1}}, {"expect", {{"error", "x_shape [2,5,1]"}}}});
+    out = run_on_simulator(spec, *builtin_registry().find(spec.layer), 30);
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("cannot be split over P_x"), std::string::npos) << out.message;
 }
 
 TEST(runner, pass_case_that_is_refused_fails) {

@@ -21,6 +21,7 @@ struct linear_layout {
     const std::vector<int>*x_workers = nullptr, *y_workers = nullptr, *w_workers = nullptr;  // the spec's lists
     std::size_t P_fi = 0, P_fo = 0;  // from P_x and P_y (the layer refuses inconsistent P_w)
     std::size_t batch = 0, in_features = 0, out_features = 0;
+    shape_t x_shape;  // the case's: the layer, not the runner, judges whether it fits in_features
     bool bias = true;
     std::uint64_t model_seed = 0;
     int world_size = 0;
@@ -94,10 +95,8 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
     problem.layer = std::make_unique<distributed_linear<T>>(world.get("P_x"), world.get("P_y"), world.get("P_w"),
                                                              l.in_features, l.out_features,
                                                              linear_options{.bias = l.bias, .seed = l.model_seed});
-    DISTDL_REQUIRE(spec.x_shape.size() == 2 && spec.x_shape[1] == l.in_features,
-                   "Linear case: x_shape " << format_list(spec.x_shape) << " must be [batch, in_features = "
-                                           << l.in_features << "]");
-    l.batch = spec.x_shape[0];
+    l.x_shape = spec.x_shape;
+    l.batch = spec.x_shape.empty() ? 0 : spec.x_shape[0];
     l.x_workers = &spec.partition("P_x").workers;
     l.y_workers = &spec.partition("P_y").workers;
     l.w_workers = &spec.partition("P_w").workers;
@@ -109,8 +108,12 @@ case_problem<T> make_linear(const case_spec& spec, const case_world& world) {
                                             linear_options{.bias = l.bias, .seed = l.model_seed});
     });
 
+    // Only a chain's first stage makes input (the others take what the stage before gives).
     problem.input = [l](std::uint64_t seed) {
-        const tensor<T> global = random_tensor<T>({l.batch, l.in_features}, derive_seed(seed, input_data, 0));
+        if (l.x_shape.size() != 2)
+            throw case_error("Linear case: x_shape " + format_list(l.x_shape) +
+                             " cannot be split over P_x (1 x P_fi): Linear's input is [batch, features]");
+        const tensor<T> global = random_tensor<T>(l.x_shape, derive_seed(seed, input_data, 0));
         return split_columns(global, l.P_fi, *l.x_workers, l.world_size);
     };
     auto forward_with = [l](model_ptr m) {
