@@ -42,7 +42,7 @@ for n in "${list[@]}"; do
 done
 [[ "$repeat" =~ ^[1-9][0-9]{0,8}$ ]] ||  # longer counts wrap
   { echo "sim-scaling.sh: --repeat needs a positive count of at most 9 digits, got '$repeat'" >&2; exit 2; }
-[[ "$time_limit" =~ ^([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$ ]] &&
+[[ "$time_limit" =~ ^([0-9]+[.]?[0-9]*|[.][0-9]+)$ ]] &&  # decimal, as distdl-verify takes it
   awk -v t="$time_limit" 'BEGIN { exit !(t + 0 > 0) }' ||
   { echo "sim-scaling.sh: --time-limit needs a positive number of seconds, got '$time_limit'" >&2; exit 2; }
 [[ -x "$verify" ]] || { echo "sim-scaling.sh: $verify not found; run bash scripts/build.sh first" >&2; exit 2; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -132,6 +134,17 @@ unsigned long long whole_number(const std::string& option, const std::string& te
     return n;
 }
 
+// A positive decimal number of seconds (digits with at most one point: no sign, exponent, hex or
+// inf, which strtod would take), or a usage error.
+double seconds(const std::string& option, const std::string& text) {
+    const bool decimal = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos &&
+                         std::count(text.begin(), text.end(), '.') <= 1 && text != ".";
+    const double s = decimal ? std::strtod(text.c_str(), nullptr) : 0;
+    if (!(s > 0) || !std::isfinite(s))
+        usage_error(option + " needs a positive number of seconds (such as 30 or 0.5), not " + text);
+    return s;
+}
+
 arguments parse(int argc, char** argv) {
     arguments args;
     for (int i = 1; i < argc; ++i) {
@@ -151,13 +164,8 @@ arguments parse(int argc, char** argv) {
                 usage_error("--transport must be sim or mpi, not " + args.transport);
         } else if (a == "--filter") {
             args.filter = value("--filter");
-        } else if (a == "--max-world") {
-            const std::string text = value("--max-world");
-            char* end = nullptr;
-            const long n = std::strtol(text.c_str(), &end, 10);
-            if (end == text.c_str() || *end != '\0' || n < 0 || n > 1000000)
-                usage_error("--max-world needs a number of workers (0 for no limit), not " + text);
-            args.max_world = static_cast<int>(n);
+        } else if (a == "--max-world") {  // 0: no limit
+            args.max_world = int(whole_number(a, value("--max-world"), 0, 1000000));
         } else if (a == "--report") {
             args.report_dir = value("--report");
         } else if (a == "--junit") {
@@ -165,10 +173,7 @@ arguments parse(int argc, char** argv) {
         } else if (a == "--time-limit") {
             const std::string text = value("--time-limit");
             args.time_limit_given = true;
-            char* end = nullptr;
-            args.time_limit = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !(args.time_limit > 0))
-                usage_error("--time-limit needs a positive number of seconds, not " + text);
+            args.time_limit = seconds(a, text);
         } else if (a == "--in-process") {
             args.in_process = true;
         } else if (a == "--random") {
@@ -189,6 +194,13 @@ arguments parse(int argc, char** argv) {
         }
     }
     if (args.paths.empty() && args.random_cases == 0) usage_error("no case files or folders given (nor --random)");
+    // Started by mpiexec on several ranks, the simulator would run the whole suite once per rank,
+    // every rank writing the same reports.
+    for (const char* size : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+        if (const char* n = std::getenv(size); args.transport == "sim" && n && std::string(n) != "1")
+            usage_error("started by mpiexec on " + std::string(n) + " ranks (" + size +
+                        ") with --transport sim: every rank would run every case on its own simulator; give "
+                        "--transport mpi");
     if (args.in_process && args.transport != "sim") usage_error("--in-process is for --transport sim");
     if (args.in_process && args.time_limit_given)
         usage_error("--in-process runs without a time limit: drop --time-limit");
@@ -219,7 +231,8 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
     std::vector<planned_case> cases;
     std::map<std::string, std::string> seen;  // name -> file
     // The case of `file`, read by `read`, unless the filter matches neither its file nor its
-    // name; a file that cannot be used or a repeated name is an invalid case.
+    // name; a file that cannot be used or a name an earlier file has (filtered out or not) is an
+    // invalid case.
     auto admit = [&](const std::string& file, const std::function<case_spec()>& read) {
         const bool file_matches = file.find(args.filter) != std::string::npos;
         planned_case c;
@@ -229,8 +242,9 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
             if (file_matches) cases.push_back({std::nullopt, invalid_case(file, e.what())});
             return;
         }
-        if (!file_matches && c.spec->name.find(args.filter) == std::string::npos) return;
+        // Names are compared before the filter: a shard of a suite sees the duplicates the whole does.
         auto [it, fresh] = seen.emplace(c.spec->name, file);
+        if (!file_matches && c.spec->name.find(args.filter) == std::string::npos) return;
         if (!fresh) {
             cases.push_back({std::nullopt, invalid_case(file, file + ": name: \"" + c.spec->name +
                                                                   "\" is also the name of " + it->second)});
@@ -290,8 +304,34 @@ bool same_plan_everywhere(distdl::communicator& world, const std::string& text) 
     return world.all_reduce_sum(differs) == 0;
 }
 
+// The reports and JUnit file of a run (rank 0 only); 1 when one could not be written.
+int write_outputs(const arguments& args, const run_record& record) {
+    try {
+        if (!args.report_dir.empty()) {
+            write_reports(args.report_dir, record);
+            std::cout << "reports written to " << args.report_dir << "/verify.md and verify.json\n";
+        }
+        if (!args.junit_file.empty()) {
+            write_junit(args.junit_file, record);
+            std::cout << "JUnit XML written to " << args.junit_file << "\n";
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "distdl-verify: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
+
+// What rank 0 has run so far and the case it is running, for the MPI watchdog: a job aborted at
+// the time limit still leaves its reports and JUnit file, that case failed.
+struct progress {
+    std::mutex mutex;
+    run_record record;
+    case_outcome running;
+};
+
 int run(const arguments& args, const std::function<job_case_result(const case_spec&, const layer_runner&)>& run_one,
-        int rank, int job_ranks, distdl::communicator* job_world = nullptr) {
+        int rank, int job_ranks, distdl::communicator* job_world = nullptr, progress* shared = nullptr) {
     const auto& registry = builtin_registry();
     const auto start = std::chrono::steady_clock::now();
     const auto cases = plan(args, registry, rank);
@@ -311,7 +351,14 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
                       : job_ranks == 1         ? std::string(" with 1 rank")
                                                : " with " + std::to_string(job_ranks) + " ranks")
                   << "\n";
+    const auto share = [&](const case_outcome& running) {
+        if (!shared) return;
+        const std::lock_guard<std::mutex> lock(shared->mutex);
+        shared->record = record;
+        shared->running = running;
+    };
     for (const auto& c : cases) {
+        if (c.spec) share(outcome_for(*c.spec));
         job_case_result result;
         if (!c.spec) {
             result.outcome = c.invalid;
@@ -337,24 +384,7 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
     if (rank == 0) {
         print_summary(std::cout, record);
         print_random_rerun_hint(args, record);
-        if (!args.report_dir.empty()) {
-            try {
-                write_reports(args.report_dir, record);
-                std::cout << "reports written to " << args.report_dir << "/verify.md and verify.json\n";
-            } catch (const std::exception& e) {
-                std::cerr << "distdl-verify: " << e.what() << "\n";
-                return 1;
-            }
-        }
-        if (!args.junit_file.empty()) {
-            try {
-                write_junit(args.junit_file, record);
-                std::cout << "JUnit XML written to " << args.junit_file << "\n";
-            } catch (const std::exception& e) {
-                std::cerr << "distdl-verify: " << e.what() << "\n";
-                return 1;
-            }
-        }
+        if (write_outputs(args, record) != 0) return 1;
     }
     if (total.passed + total.failed == 0) {
         if (rank == 0) std::cout << "no case ran\n";
@@ -389,10 +419,29 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
         auto world = distdl::mpi::world_communicator();
         const auto job = distdl::partition::world(world);
         const int rank = world->rank();
-        watchdog dog([&env, rank](const std::string& what, double seconds) {
+        progress done;
+        watchdog dog([&env, &args, &done, rank](const std::string& what, double seconds) {
             std::fprintf(stderr, "[rank %d] case %s exceeded the time limit of %g s (hung?); aborting the job\n", rank,
                          what.c_str(), seconds);
             std::fflush(stderr);
+            if (rank == 0) {
+                run_record partial;
+                {
+                    const std::lock_guard<std::mutex> lock(done.mutex);
+                    partial = done.record;
+                    partial.outcomes.push_back(done.running);
+                }
+                case_outcome& late = partial.outcomes.back();
+                late.result = verdict::failed;
+                std::ostringstream message;  // 0.5 stays 0.5, 30 stays 30
+                message << "exceeded the time limit of " << seconds << " s; the job was aborted";
+                late.message = message.str();
+                write_outputs(args, partial);
+                std::cout.flush();
+            } else {
+                // Rank 0 writes the reports first (its own limit ends at about the same time).
+                std::this_thread::sleep_for(std::chrono::seconds(5));
+            }
             // MPI_Abort from this thread is outside MPI_THREAD_FUNNELED; if it cannot end the
             // job, leaving the process does (mpiexec then ends the other ranks).
             std::thread([] {
@@ -406,7 +455,7 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
             [&](const case_spec& spec, const layer_runner& runner) {
                 return run_on_job(spec, runner, job, dog, args.time_limit);
             },
-            rank, world->size(), world.get());
+            rank, world->size(), world.get(), &done);
         world->barrier();
     }
     return status;

@@ -247,8 +247,8 @@ case_outcome run_on_simulator(const case_spec& spec, const layer_runner& runner,
     } else if (r == reading::late) {
         end_worker(true);
         out = failed_case(spec, "exceeded the time limit of " + seconds_as_given(time_limit_seconds) +
-                                    " s without the simulator detecting a deadlock (a rank computes or spins forever); "
-                                    "its process was killed");
+                                    " s, still running, without the simulator detecting a deadlock (a rank computes or "
+                                    "spins forever, or the case needs more time: see --time-limit); its process was killed");
     } else {
         out = failed_case(spec, "the process running the case " + describe_wait_status(end_worker()) +
                                     " before it sent its result");

@@ -29,7 +29,7 @@ for size in 1000000000000000000 99999999999999999999999 0064 25 ""; do
 done
 refused "sim-scaling.sh: --repeat needs a positive count of at most 9 digits, got '18446744073709551617'" \
   --repeat 18446744073709551617
-for limit in abc 0 -1 1e-400; do
+for limit in abc 0 -1 1e-400 1e1 0x10; do
   refused "sim-scaling.sh: --time-limit needs a positive number of seconds, got '$limit'" --time-limit "$limit"
 done
 
