@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -230,10 +231,39 @@ std::string xml_escape(const std::string& text, bool attribute) {
     return out;
 }
 
-// The folder under cases/ a case file lies in (the layer's name for outcomes without a file).
-std::string layer_folder(const case_outcome& o) {
-    const auto folder = std::filesystem::path(o.file).parent_path().filename().string();
-    return folder.empty() ? o.layer : folder;
+// The suite (classname) of each outcome: its file's folder below the folder common to all the
+// case files ("linear" for a run on cases/; "x/a" and "y/a" for j/x/a and j/y/a, which the folder
+// name alone would merge), the folder's own name when they all lie in one, and the layer's name
+// for outcomes without a folder (random cases).
+std::vector<std::string> suite_names(const std::vector<case_outcome>& outcomes) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> folders;
+    std::optional<std::vector<fs::path>> common;  // components
+    for (const auto& o : outcomes) {
+        folders.push_back(fs::path(o.file).parent_path().lexically_normal());
+        if (folders.back().empty()) continue;
+        const std::vector<fs::path> parts(folders.back().begin(), folders.back().end());
+        if (!common) {
+            common = parts;
+            continue;
+        }
+        std::size_t n = 0;
+        while (n < common->size() && n < parts.size() && (*common)[n] == parts[n]) ++n;
+        common->resize(n);
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        const fs::path& folder = folders[i];
+        if (folder.empty()) {
+            names.push_back(outcomes[i].layer);
+            continue;
+        }
+        fs::path below;
+        std::size_t k = 0;
+        for (const auto& part : folder) below = k++ < common->size() ? below : below / part;
+        names.push_back(below.empty() ? folder.filename().string() : below.generic_string());
+    }
+    return names;
 }
 
 // A case's name; for a file that could not be loaded (named by its path), the file's name.
@@ -251,7 +281,8 @@ std::string failure_text(const case_outcome& o) {
 
 std::string report_junit(const run_record& record) {
     std::map<std::string, std::vector<const case_outcome*>> by_folder;  // sorted by folder
-    for (const auto& o : record.outcomes) by_folder[layer_folder(o)].push_back(&o);
+    const auto suites = suite_names(record.outcomes);
+    for (std::size_t i = 0; i < suites.size(); ++i) by_folder[suites[i]].push_back(&record.outcomes[i]);
     const auto total = grand_total(record.outcomes);
     std::ostringstream out;
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

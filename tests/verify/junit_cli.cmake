@@ -1,7 +1,9 @@
 # distdl-verify --junit end to end: a case folder plus one broken file. The run must exit 1,
 # and the XML must hold one <testcase> per case file, exactly one <failure> (the broken file,
-# under its folder's classname) and the passing cases as empty testcases.
-#   cmake -DVERIFY=.../distdl-verify -DCASES=cases/broadcast -DBROKEN=.../not_json.json -DOUT=... -P junit_cli.cmake
+# under its folder's classname: the folder below ROOT, the one the two folders share) and the
+# passing cases as empty testcases.
+#   cmake -DVERIFY=.../distdl-verify -DCASES=cases/broadcast -DBROKEN=.../not_json.json -DROOT=... -DOUT=...
+#         -P junit_cli.cmake
 file(REMOVE ${OUT})
 execute_process(COMMAND ${VERIFY} --junit ${OUT} ${CASES} ${BROKEN} RESULT_VARIABLE status OUTPUT_VARIABLE output)
 if(NOT status EQUAL 1)
@@ -26,11 +28,11 @@ if(NOT xml MATCHES "<testsuites name=\"distdl-verify \\(sim\\)\" tests=\"${expec
 endif()
 get_filename_component(broken_name ${BROKEN} NAME)
 get_filename_component(broken_dir ${BROKEN} DIRECTORY)
-get_filename_component(broken_folder ${broken_dir} NAME)
+file(RELATIVE_PATH broken_folder ${ROOT} ${broken_dir})
 if(NOT xml MATCHES "<testcase classname=\"${broken_folder}\" name=\"${broken_name}\" time=\"[0-9.]+\">\n *<failure message=\"[^\"]*invalid JSON")
   message(FATAL_ERROR "the broken file is not a <failure> named ${broken_folder} / ${broken_name}:\n${xml}")
 endif()
-get_filename_component(cases_folder ${CASES} NAME)
+file(RELATIVE_PATH cases_folder ${ROOT} ${CASES})
 string(REGEX MATCHALL "<testcase classname=\"${cases_folder}\" name=\"[^\"]+\" time=\"[0-9.]+\"/>" passed "${xml}")
 list(LENGTH passed passed_count)
 if(NOT passed_count EQUAL case_count)

@@ -110,7 +110,7 @@ run_record sample_run() {
                 "forward differs: x & y \"quoted\" 'single'\nsecond line", 0.25),
         outcome("needs_48", "cases/repartition/needs_48.json", "Repartition", verdict::skipped,
                 "world_size 48 > 18 ranks of the job", 0),
-        outcome("tests/verify_data/broken/not_json.json", "tests/verify_data/broken/not_json.json", "(invalid)", verdict::failed,
+        outcome("cases/broken/not_json.json", "cases/broken/not_json.json", "(invalid)", verdict::failed,
                 "invalid JSON: \x01 at byte 3", 0),
     };
     return record;
@@ -161,6 +161,23 @@ TEST(Junit, EachCaseIsATestcaseNamedByFolderAndCase) {
                        "    </testcase>"),
               std::string::npos)
         << xml;
+}
+
+// Suites are the folders below the one all case files share: two folders of the same name stay
+// apart; a run on one folder keeps its name; cases without a folder (random) go by layer.
+TEST(Junit, SuitesAreFoldersBelowTheCommonOne) {
+    run_record record;
+    record.transport = "sim";
+    record.outcomes = {outcome("p", "j/x/a/p.json", "ReLU", verdict::passed, "", 0),
+                       outcome("q", "j/y/a/q.json", "ReLU", verdict::passed, "", 0),
+                       outcome("random/0", "random_7_0.json", "Broadcast", verdict::passed, "", 0)};
+    std::string xml = report_junit(record);
+    EXPECT_NE(xml.find("<testcase classname=\"x/a\" name=\"p\""), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<testcase classname=\"y/a\" name=\"q\""), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<testcase classname=\"Broadcast\" name=\"random/0\""), std::string::npos) << xml;
+    record.outcomes.resize(1);
+    xml = report_junit(record);
+    EXPECT_NE(xml.find("<testcase classname=\"a\" name=\"p\""), std::string::npos) << xml;
 }
 
 TEST(Junit, AFailingCaseCarriesItsMessageEscaped) {
