@@ -352,14 +352,15 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
                       : job_ranks == 1         ? std::string(" with 1 rank")
                                                : " with " + std::to_string(job_ranks) + " ranks")
                   << "\n";
-    const auto share = [&](const case_outcome& running) {
-        if (!shared) return;
+    if (shared) {
         const std::lock_guard<std::mutex> lock(shared->mutex);
         shared->record = record;
-        shared->running = running;
-    };
+    }
     for (const auto& c : cases) {
-        if (c.spec) share(outcome_for(*c.spec));
+        if (shared && c.spec) {
+            const std::lock_guard<std::mutex> lock(shared->mutex);
+            shared->running = outcome_for(*c.spec);
+        }
         job_case_result result;
         if (!c.spec) {
             result.outcome = c.invalid;
@@ -377,6 +378,10 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
                    result.outcome.message.find(result.local_problem) == std::string::npos) {
             // Only what rank 0's line does not already say (often every rank fails alike).
             std::cout << "[rank " << rank << "] FAIL " << result.outcome.name << ": " << result.local_problem << std::endl;
+        }
+        if (shared) {
+            const std::lock_guard<std::mutex> lock(shared->mutex);
+            shared->record.outcomes.push_back(result.outcome);
         }
         record.outcomes.push_back(std::move(result.outcome));
     }
