@@ -21,12 +21,13 @@ std::string link_problem(const cartesian_partition* left, const cartesian_partit
     if (a.size() < b.size()) a.insert(a.begin(), b.size() - a.size(), 1);
     if (b.size() < a.size()) b.insert(b.begin(), a.size() - b.size(), 1);
     if (a == b && left->members() == read->members()) return {};
-    // Partitions of two ranks usually mean tensors of two ranks, which no Repartition changes.
+    // A grid of more dimensions read as a 2-d one: likely a convolution's or pooling's N x C x L..
+    // output feeding Linear, whose rank no Repartition changes (Flatten makes N x features).
     const std::string remedy =
-        left->shape().size() == read->shape().size()
-            ? "a Repartition between them moves the data"
-            : "a Repartition between them moves the data; to change the tensor's rank, Flatten it on a partition that "
-              "splits only the batch: Repartition, Flatten, Repartition";
+        left->shape().size() > 2 && read->shape().size() == 2
+            ? "a Repartition between them moves the data; to make N x C x L.. into N x features, Flatten it on a "
+              "partition that splits only the batch: Repartition, Flatten, Repartition"
+            : "a Repartition between them moves the data";
     return " takes its input on a partition of shape " + format_list(read->shape()) + " over world ranks " +
            detail::format_rank_set(read->members()) + ", but the module before it leaves its output on one of shape " +
            format_list(left->shape()) + " over world ranks " + detail::format_rank_set(left->members()) +

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "mpi_backend/environment.hpp"
@@ -9,7 +10,13 @@
 namespace distdl::mpi {
 
 int run(int& argc, char**& argv, const std::function<void(const std::shared_ptr<communicator>&)>& body) {
-    environment env(argc, argv);
+    std::optional<environment> env;
+    try {
+        env.emplace(argc, argv);
+    } catch (const std::exception& e) {  // MPI cannot start (or was finalised by an earlier run)
+        std::fprintf(stderr, "distdl::mpi::run: %s\n", e.what());
+        return 1;
+    }
     std::string failure;
     int rank = -1;
     try {
@@ -24,7 +31,7 @@ int run(int& argc, char**& argv, const std::function<void(const std::shared_ptr<
     if (failure.empty()) return 0;
     if (rank >= 0) std::fprintf(stderr, "distdl::mpi::run: rank %d: %s\n", rank, failure.c_str());
     else std::fprintf(stderr, "distdl::mpi::run: %s\n", failure.c_str());
-    env.abort(1);
+    env->abort(1);
 }
 
 }  // namespace distdl::mpi

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -135,14 +136,15 @@ unsigned long long whole_number(const std::string& option, const std::string& te
     return n;
 }
 
-// A positive decimal number of seconds (digits with at most one point: no sign, exponent, hex or
-// inf, which strtod would take), or a usage error.
+// A positive decimal number of seconds up to a million (digits with at most one point: no sign,
+// exponent, hex or inf, which strtod would take; beyond that, the watchdog's clock overflows),
+// or a usage error.
 double seconds(const std::string& option, const std::string& text) {
     const bool decimal = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos &&
                          std::count(text.begin(), text.end(), '.') <= 1 && text != ".";
     const double s = decimal ? std::strtod(text.c_str(), nullptr) : 0;
-    if (!(s > 0) || !std::isfinite(s))
-        usage_error(option + " needs a positive number of seconds (such as 30 or 0.5), not " + text);
+    if (!(s > 0) || !(s <= 1e6))
+        usage_error(option + " needs a positive number of seconds up to 1000000 (such as 30 or 0.5), not " + text);
     return s;
 }
 
@@ -329,6 +331,8 @@ struct progress {
     std::mutex mutex;
     run_record record;
     case_outcome running;
+    bool writing = false;    // the run writes its own reports: every case is done
+    bool cut_short = false;  // the watchdog writes them: the run must not
 };
 
 int run(const arguments& args, const std::function<job_case_result(const case_spec&, const layer_runner&)>& run_one,
@@ -346,6 +350,7 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
     run_record record;
     record.transport = args.transport;
     record.job_ranks = job_ranks;
+    record.case_root = common_folder(args.paths);
     if (rank == 0)
         std::cout << "distdl-verify: " << cases.size() << " case(s) on the " << args.transport << " transport"
                   << (args.transport != "mpi"  ? std::string()
@@ -387,6 +392,11 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
     }
     record.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto total = grand_total(record.outcomes);
+    if (shared) {
+        const std::lock_guard<std::mutex> lock(shared->mutex);
+        if (shared->cut_short) return 3;  // the watchdog writes the reports and ends the job
+        shared->writing = true;
+    }
     if (rank == 0) {
         print_summary(std::cout, record);
         print_random_rerun_hint(args, record);
@@ -427,20 +437,25 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
         const int rank = world->rank();
         progress done;
         watchdog dog([&env, &args, &done, rank](const std::string& what, double seconds) {
-            std::fprintf(stderr, "[rank %d] case %s exceeded the time limit of %g s (hung?); aborting the job\n", rank,
-                         what.c_str(), seconds);
+            std::fprintf(stderr, "[rank %d] case %s exceeded the time limit of %.12g s (hung?); aborting the job\n",
+                         rank, what.c_str(), seconds);
             std::fflush(stderr);
             if (rank == 0) {
                 run_record partial;
                 {
                     const std::lock_guard<std::mutex> lock(done.mutex);
+                    done.cut_short = !done.writing;  // the run's own reports win a race at the last case
+                    if (!done.cut_short) return;
                     partial = done.record;
                     partial.outcomes.push_back(done.running);
                 }
                 case_outcome& late = partial.outcomes.back();
                 late.result = verdict::failed;
-                std::ostringstream message;  // 0.5 stays 0.5, 30 stays 30
-                message << "exceeded the time limit of " << seconds << " s; the job was aborted";
+                late.seconds = seconds;
+                for (const auto& o : partial.outcomes) partial.total_seconds += o.seconds;
+                std::ostringstream message;  // 0.5 stays 0.5, 1000000 stays 1000000
+                message << std::setprecision(12) << "exceeded the time limit of " << seconds
+                        << " s; the job was aborted";
                 late.message = message.str();
                 write_outputs(args, partial);
                 std::cout.flush();

@@ -231,37 +231,28 @@ std::string xml_escape(const std::string& text, bool attribute) {
     return out;
 }
 
-// The suite (classname) of each outcome: its file's folder below the folder common to all the
-// case files ("linear" for a run on cases/; "x/a" and "y/a" for j/x/a and j/y/a, which the folder
-// name alone would merge), the folder's own name when they all lie in one, and the layer's name
-// for outcomes without a folder (random cases).
-std::vector<std::string> suite_names(const std::vector<case_outcome>& outcomes) {
+// The suite (classname) of each outcome: its file's folder below `root` (run_record::case_root:
+// "linear" for a run on cases/; "x/a" and "y/a" for j/x/a and j/y/a, which the folder name alone
+// would merge), or below the folder the case files share when no root is given; the folder's own
+// name when that is the root itself; the layer's name for outcomes without a folder (random cases).
+std::vector<std::string> suite_names(const std::vector<case_outcome>& outcomes, std::string root) {
     namespace fs = std::filesystem;
-    std::vector<fs::path> folders;
-    std::optional<std::vector<fs::path>> common;  // components
-    for (const auto& o : outcomes) {
-        folders.push_back(fs::path(o.file).parent_path().lexically_normal());
-        if (folders.back().empty()) continue;
-        const std::vector<fs::path> parts(folders.back().begin(), folders.back().end());
-        if (!common) {
-            common = parts;
-            continue;
-        }
-        std::size_t n = 0;
-        while (n < common->size() && n < parts.size() && (*common)[n] == parts[n]) ++n;
-        common->resize(n);
+    if (root.empty()) {
+        std::vector<std::string> files;
+        for (const auto& o : outcomes)
+            if (fs::path(o.file).has_parent_path()) files.push_back(o.file);
+        root = common_folder(files);
     }
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        const fs::path& folder = folders[i];
-        if (folder.empty()) {
-            names.push_back(outcomes[i].layer);
+    for (const auto& o : outcomes) {
+        if (!fs::path(o.file).has_parent_path()) {
+            names.push_back(o.layer);
             continue;
         }
-        fs::path below;
-        std::size_t k = 0;
-        for (const auto& part : folder) below = k++ < common->size() ? below : below / part;
-        names.push_back(below.empty() ? folder.filename().string() : below.generic_string());
+        const fs::path folder = fs::absolute(fs::path(o.file).parent_path()).lexically_normal();
+        const fs::path below = folder.lexically_relative(root);
+        const bool inside = !below.empty() && below != "." && *below.begin() != "..";
+        names.push_back(inside ? below.generic_string() : folder.filename().string());
     }
     return names;
 }
@@ -279,9 +270,28 @@ std::string failure_text(const case_outcome& o) {
 
 }  // namespace
 
+std::string common_folder(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    std::optional<fs::path> common;
+    for (const auto& p : paths) {
+        fs::path folder = fs::absolute(p).lexically_normal();
+        if (!fs::is_directory(folder)) folder = folder.parent_path();  // a file (or one not there: its folder)
+        if (!folder.has_filename()) folder = folder.parent_path();      // "cases/" as "cases"
+        if (!common) {
+            common = folder;
+            continue;
+        }
+        fs::path shared;  // the components both begin with
+        auto a = common->begin(), b = folder.begin();
+        for (; a != common->end() && b != folder.end() && *a == *b; ++a, ++b) shared /= *a;
+        common = shared;
+    }
+    return common ? common->string() : std::string();
+}
+
 std::string report_junit(const run_record& record) {
     std::map<std::string, std::vector<const case_outcome*>> by_folder;  // sorted by folder
-    const auto suites = suite_names(record.outcomes);
+    const auto suites = suite_names(record.outcomes, record.case_root);
     for (std::size_t i = 0; i < suites.size(); ++i) by_folder[suites[i]].push_back(&record.outcomes[i]);
     const auto total = grand_total(record.outcomes);
     std::ostringstream out;

@@ -16,6 +16,7 @@ struct run_record {
     int job_ranks = 1;      // MPI ranks of the job (1 on the simulator)
     double total_seconds = 0;
     std::vector<case_outcome> outcomes;  // in the order the cases ran
+    std::string case_root;  // the folder the PATH arguments share (JUnit suites lie below it); may be empty
 };
 
 struct layer_totals {
@@ -51,6 +52,9 @@ void write_reports(const std::string& dir, const run_record& record);
 // one <testcase> per case (classname = folder, name = case name, time in seconds), failed
 // cases with <failure message=...>, skipped ones with <skipped message=reason>.
 std::string report_junit(const run_record& record);
+// The deepest folder that holds every path (absolute; a file counts as its folder), for
+// run_record::case_root; empty for no paths.
+std::string common_folder(const std::vector<std::string>& paths);
 // Writes the JUnit XML to `file` (creating its folder). Throws distdl::error on failure.
 void write_junit(const std::string& file, const run_record& record);
 

@@ -114,12 +114,16 @@ inline std::string unbalanced_reason(const split_along& s) {
     for (std::size_t e : s.line) overflow |= __builtin_add_overflow(sum, e, &sum);
     std::ostringstream out;
     out << "a balanced split: its line along that dimension has extents " << format_list(s.line);
-    if (!overflow) {
-        std::vector<std::size_t> split;
-        for (std::size_t i = 0; i < s.line.size(); ++i) split.push_back(balanced_size(sum, s.line.size(), i));
+    std::vector<std::size_t> split;
+    for (std::size_t i = 0; !overflow && i < s.line.size(); ++i) split.push_back(balanced_size(sum, s.line.size(), i));
+    if (!overflow && split == s.line) {  // balanced by itself: the lines disagree with each other
+        out << ", the balanced split of " << sum << ", but every line along it must split the same length, and the "
+            << "most pieces fit the balanced split of " << s.length << ", which gives it extent " << s.want;
+        return out.str();
+    }
+    if (!overflow)
         out << ", and the balanced split of their sum " << sum << " over " << s.line.size() << " is "
             << format_list(split);
-    }
     if (overflow || sum != s.length)
         out << "; the most pieces fit the balanced split of " << s.length << ", which gives it extent " << s.want;
     else

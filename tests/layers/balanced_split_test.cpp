@@ -84,6 +84,13 @@ TEST(balanced_split, the_reason_shows_the_line_and_the_split_most_pieces_fit) {
                   check_balanced_split(shape_t{3, 2}, 1, [&](std::size_t w) { return lines[w]; })),
               "a balanced split: its line along that dimension has extents [2,3], and the balanced split of their sum "
               "5 over 2 is [3,2] (expected extent 3)");
+    // A line balanced by itself beside lines of another length: the lines disagree.
+    const std::vector<std::size_t> grid_2x3{4, 4, 3, 4, 4, 3};  // along dimension 0: lines [4,4], [4,4], [3,3]
+    EXPECT_EQ(distdl::detail::unbalanced_reason(
+                  check_balanced_split(shape_t{2, 3}, 0, [&](std::size_t w) { return grid_2x3[w]; })),
+              "a balanced split: its line along that dimension has extents [3,3], the balanced split of 6, but every "
+              "line along it must split the same length, and the most pieces fit the balanced split of 8, which "
+              "gives it extent 4");
     // A sum beyond 64 bits: the line and the length most pieces fit.
     const std::size_t big = std::numeric_limits<std::size_t>::max() / 2 + 1;
     const auto huge = along_line({big, big});

@@ -2,6 +2,8 @@
 // every spatial dimension (`.kernel_size = 3` is {3}, not std::vector's three zeros).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "layers/conv_options.hpp"
@@ -28,6 +30,24 @@ TEST(options, a_plain_number_is_the_entry_for_every_dimension) {
     distdl::pool_options assigned;
     assigned.stride = sizes{1, 2, 3};  // a std::vector as well
     EXPECT_EQ(assigned.stride, (sizes{1, 2, 3}));
+    assigned.stride = std::size_t{4};
+    EXPECT_EQ(assigned.stride, sizes{4});
+}
+
+// A negative number would wrap to a huge count: refused, naming it. A fraction or a bool is not
+// a count at all: no conversion.
+TEST(options, a_negative_number_is_refused_and_a_fraction_does_not_convert) {
+    EXPECT_THROW((distdl::conv_options{.kernel_size = 3, .padding = -1}), distdl::invalid_argument);
+    try {
+        distdl::pool_options pool{.kernel_size = -2};
+        ADD_FAILURE() << "accepted " << pool.kernel_size[0];
+    } catch (const distdl::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "a per-dimension option (kernel_size, stride, padding, dilation) counts elements, got -2");
+    }
+    static_assert(!std::is_convertible_v<double, distdl::per_dimension_list>);
+    static_assert(!std::is_convertible_v<bool, distdl::per_dimension_list>);
+    static_assert(std::is_convertible_v<int, distdl::per_dimension_list>);
 }
 
 }  // namespace

@@ -213,18 +213,18 @@ DISTDL_CHECK(sequential_refuses_links_that_do_not_fit, world_size >= 2) {
     DCHECK_THROWS(nested_gap.forward(x), distdl::invalid_argument,
                   "than they hold (a Repartition between them moves the data)");
 
-    // Partitions of two ranks: tensors of two ranks, which no Repartition makes one; the advice
-    // names Flatten.
-    sequential<double> reshaped;
-    reshaped.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3);
-    const auto P_3d = make_partition(world, {1}, {1, 1, 1});
-    reshaped.emplace<distdl::repartition<double>>(P_3d, P_3d);
-    DCHECK_THROWS(reshaped.forward(x), distdl::invalid_argument,
-                  "sequential: module [1] of 2 takes its input on a partition of shape [1,1,1] over world ranks [1], "
-                  "but the module before it leaves its output on one of shape [1,1] over world ranks [0]: its workers "
-                  "would read other blocks than they hold (a Repartition between them moves the data; to change the "
-                  "tensor's rank, Flatten it on a partition that splits only the batch: Repartition, Flatten, "
-                  "Repartition)");
+    // A 4-d grid's output read by Linear: no Repartition makes N x C x L.. into N x features; the
+    // advice names Flatten.
+    sequential<double> unflattened;
+    unflattened.emplace<distdl::relu<double>>(make_partition(world, {0}, {1, 1, 1, 1}));
+    unflattened.emplace<distributed_linear<double>>(make_partition(world, {1}, {1, 1}), P_0, P_0, 4, 3);
+    const tensor<double> image = me == 0 ? random_tensor<double>({3, 1, 2, 2}, 9) : distdl::zero_volume<double>();
+    DCHECK_THROWS(unflattened.forward(image), distdl::invalid_argument,
+                  "sequential: module [1] of 2 takes its input on a partition of shape [1,1] over world ranks [1], "
+                  "but the module before it leaves its output on one of shape [1,1,1,1] over world ranks [0]: its "
+                  "workers would read other blocks than they hold (a Repartition between them moves the data; to "
+                  "make N x C x L.. into N x features, Flatten it on a partition that splits only the batch: "
+                  "Repartition, Flatten, Repartition)");
 
     // Linear on worker 0 leaves y on [1,1]; a Broadcast from [1] on worker 0 reads it there, also
     // across an empty chain.

@@ -180,6 +180,27 @@ TEST(Junit, SuitesAreFoldersBelowTheCommonOne) {
     EXPECT_NE(xml.find("<testcase classname=\"a\" name=\"p\""), std::string::npos) << xml;
 }
 
+// The root is the folder the PATH arguments share (a file counts as its folder), whatever their
+// spelling; suites lie below it however few cases a filter leaves.
+TEST(Junit, SuitesLieBelowTheFolderThePathsShare) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("distdl_junit_root_" + std::to_string(::getpid()));
+    fs::create_directories(dir / "j" / "x" / "a");
+    fs::create_directories(dir / "j" / "y" / "a");
+    std::ofstream(dir / "j" / "y" / "a" / "q.json") << "{}";
+    const std::string root = distdl::verify::common_folder(
+        {(dir / "j" / "x" / "a").string() + "/", (dir / "j" / "." / "y" / "a" / "q.json").string()});
+    EXPECT_EQ(root, (dir / "j").string());
+    run_record record;
+    record.transport = "sim";
+    record.case_root = root;
+    record.outcomes = {outcome("p", (dir / "j" / "x" / "a" / "p.json").string(), "ReLU", verdict::passed, "", 0)};
+    const std::string xml = report_junit(record);
+    EXPECT_NE(xml.find("<testcase classname=\"x/a\" name=\"p\""), std::string::npos) << xml;
+    EXPECT_EQ(distdl::verify::common_folder({(dir / "j").string(), (dir / "j" / ".").string()}), (dir / "j").string());
+    fs::remove_all(dir);
+}
+
 TEST(Junit, AFailingCaseCarriesItsMessageEscaped) {
     const std::string xml = report_junit(sample_run());
     EXPECT_NE(xml.find("<testcase classname=\"broadcast\" name=\"gather_&lt;bad&gt;\" time=\"0.250\">\n"
