@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -437,8 +436,8 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
         const int rank = world->rank();
         progress done;
         watchdog dog([&env, &args, &done, rank](const std::string& what, double seconds) {
-            std::fprintf(stderr, "[rank %d] case %s exceeded the time limit of %.12g s (hung?); aborting the job\n",
-                         rank, what.c_str(), seconds);
+            std::fprintf(stderr, "[rank %d] case %s exceeded the time limit of %s s (hung?); aborting the job\n", rank,
+                         what.c_str(), seconds_as_given(seconds).c_str());
             std::fflush(stderr);
             if (rank == 0) {
                 run_record partial;
@@ -453,10 +452,7 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
                 late.result = verdict::failed;
                 late.seconds = seconds;
                 for (const auto& o : partial.outcomes) partial.total_seconds += o.seconds;
-                std::ostringstream message;  // 0.5 stays 0.5, 1000000 stays 1000000
-                message << std::setprecision(12) << "exceeded the time limit of " << seconds
-                        << " s; the job was aborted";
-                late.message = message.str();
+                late.message = "exceeded the time limit of " + seconds_as_given(seconds) + " s; the job was aborted";
                 write_outputs(args, partial);
                 std::cout.flush();
             } else {

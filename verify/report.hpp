@@ -48,9 +48,10 @@ std::string report_markdown(const run_record& record, const machine_info& machin
 // Writes DIR/verify.md and DIR/verify.json (creating DIR). Throws distdl::error on failure.
 void write_reports(const std::string& dir, const run_record& record);
 
-// JUnit XML, the format CI systems read: one <testsuite> per layer folder (cases/<folder>/),
-// one <testcase> per case (classname = folder, name = case name, time in seconds), failed
-// cases with <failure message=...>, skipped ones with <skipped message=reason>.
+// JUnit XML, the format CI systems read: one <testsuite> per folder below case_root
+// (cases/<folder>/ for a run on cases/), one <testcase> per case (classname = that folder, name
+// = case name, time in seconds), failed cases with <failure message=...>, skipped ones with
+// <skipped message=reason>.
 std::string report_junit(const run_record& record);
 // The deepest folder that holds every path (absolute; a file counts as its folder), for
 // run_record::case_root; empty for no paths.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -81,12 +82,6 @@ reading read_message(int fd, std::optional<clock::time_point> deadline, std::str
         return r;
     text.assign(std::size_t(size), '\0');
     return read_exactly(fd, text.size(), deadline, text.data());
-}
-
-std::string seconds_as_given(double seconds) {
-    std::ostringstream given;  // 0.5 stays 0.5, 30 stays 30
-    given << seconds;
-    return given.str();
 }
 
 // The worker's side: each case it is sent ({"file", "doc"}), parsed again by the registry that
@@ -183,6 +178,12 @@ int end_worker(bool kill_it = false) {
 }
 
 }  // namespace
+
+std::string seconds_as_given(double seconds) {
+    std::ostringstream given;  // 0.5 stays 0.5, 1000000 stays 1000000 (the limit's largest)
+    given << std::setprecision(12) << seconds;
+    return given.str();
+}
 
 std::string describe_wait_status(int status) {
     if (WIFSIGNALED(status))

@@ -15,6 +15,9 @@
 
 namespace distdl::verify {
 
+// A time limit as the user wrote it in decimal (0.5, 30, 1000000), for messages.
+std::string seconds_as_given(double seconds);
+
 // ---- simulator ----
 
 // Runs the case as spec.world_size threads (sim::run) in a worker process (a fork of this one,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 #include <type_traits>
 
@@ -132,15 +133,20 @@ class scaled : public module<T> {
     T c_, adjoint_c_;
 };
 
+// The input of a one-worker test layer: one random piece of `shape`.
+template <class T>
+std::function<std::vector<tensor<T>>(std::uint64_t)> one_piece_of(const shape_t& shape) {
+    return [shape](std::uint64_t seed) {
+        return std::vector<tensor<T>>{random_tensor<T>(shape, derive_seed(seed, input_data, 0))};
+    };
+}
+
 template <class T, scaling S>
 case_problem<T> make_scaled_layer(const case_spec& spec, const case_world&) {
-    const shape_t shape = spec.x_shape;
     const double c0 = S == scaling::wrong_bounded ? 1.0 : 1e-9, c = c0 * (1 + 1e-5);
     case_problem<T> p;
     p.layer = std::make_unique<scaled<T>>(c, c);
-    p.input = [=](std::uint64_t seed) {
-        return std::vector<tensor<T>>{random_tensor<T>(shape, derive_seed(seed, input_data, 0))};
-    };
+    p.input = one_piece_of<T>(spec.x_shape);
     p.forward = p.adjoint = [c0](std::vector<tensor<T>> pieces) {
         for (auto& t : pieces) t *= T(c0);
         return pieces;
@@ -167,12 +173,9 @@ case_problem<T> make_near_miss_layer(const case_spec& spec, const case_world&) {
     const bool output = M == near_miss::output_under || M == near_miss::output_over;
     const double bound = is_float ? 1e-5 : output ? 1e-12 : 1e-13;
     const double c = 1 + bound * (M == near_miss::output_over || M == near_miss::adjoint_over ? 3.0 : 1.0 / 3);
-    const shape_t shape = spec.x_shape;
     case_problem<T> p;
     p.layer = std::make_unique<scaled<T>>(output ? c : 1.0, c);
-    p.input = [=](std::uint64_t seed) {
-        return std::vector<tensor<T>>{random_tensor<T>(shape, derive_seed(seed, input_data, 0))};
-    };
+    p.input = one_piece_of<T>(spec.x_shape);
     p.forward = [](std::vector<tensor<T>> pieces) { return pieces; };
     p.adjoint = [c](std::vector<tensor<T>> pieces) {
         for (auto& t : pieces) t *= T(c);
