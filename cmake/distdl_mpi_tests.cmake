@@ -1,7 +1,8 @@
 # How the test suite runs MPI programs (tests/ and bench/): the environment of every MPI run,
-# and distdl_add_mpi_test(NAME RANKS LIMIT COMMAND...), which ends a job that outlives LIMIT
-# seconds (scaled under sanitizers) with `timeout --kill-after`, so that no deadlock under MPI
-# can hang the suite (see tests/CMakeLists.txt).
+# and distdl_add_mpi_test(NAME RANKS LIMIT COMMAND...) (distdl_add_wrapped_mpi_test: the same
+# under a judging script), which ends a job that outlives LIMIT seconds (scaled under
+# sanitizers) with `timeout --kill-after`, so that no deadlock under MPI can hang the suite (see
+# tests/CMakeLists.txt).
 #
 # Shared-memory copies without cross-process memory access, which containers often forbid.
 set(DISTDL_MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -29,12 +30,19 @@ function(distdl_mpi_command out ranks limit)
   set(${out} ${DISTDL_TIMEOUT_EXECUTABLE} --kill-after=${DISTDL_MPI_KILL_AFTER} ${limit} ${MPIEXEC_EXECUTABLE}
       --oversubscribe ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${ARGN} PARENT_SCOPE)
 endfunction()
-function(distdl_add_mpi_test name ranks limit)
+# The same with the job's whole command line handed to WRAPPER (a script that judges how the job
+# ended, or what it left behind):
+#   distdl_add_wrapped_mpi_test(NAME RANKS LIMIT WRAPPER word... COMMAND word...)
+function(distdl_add_wrapped_mpi_test name ranks limit)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "" "WRAPPER;COMMAND")
   math(EXPR scaled "${limit} * ${DISTDL_TEST_TIME_SCALE}")
-  distdl_mpi_command(command ${ranks} ${scaled} ${ARGN})
-  add_test(NAME ${name} COMMAND ${command})
+  distdl_mpi_command(command ${ranks} ${scaled} ${arg_COMMAND})
+  add_test(NAME ${name} COMMAND ${arg_WRAPPER} ${command})
   math(EXPR ctest_limit "${scaled} + ${DISTDL_MPI_KILL_AFTER} + 30")
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ctest_limit} ENVIRONMENT "${DISTDL_MPI_ENV}")
+endfunction()
+function(distdl_add_mpi_test name ranks limit)
+  distdl_add_wrapped_mpi_test(${name} ${ranks} ${limit} COMMAND ${ARGN})
 endfunction()
 # Scaled ctest TIMEOUT for a test that does not run under mpiexec.
 function(distdl_test_timeout name limit)
