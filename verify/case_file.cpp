@@ -156,14 +156,19 @@ class validator {
     }
 
     // An optional key of two strings (absent: the first), which only some layers may accept:
-    // whether it gives the second.
-    bool second_choice(const json& doc, const char* key, bool accepted, const char* first, const char* second) const {
-        if (!doc.contains(key)) return false;
-        const json& value = doc.at(key);
-        if (!accepted) fail(key, "not accepted by " + spec_.layer);
+    // whether it gives the second. `object` is the case or a stage at `path`, of layer `layer`.
+    bool second_choice(const json& object, const std::string& path, const std::string& layer, const char* key,
+                       bool accepted, const char* first, const char* second) const {
+        if (!object.contains(key)) return false;
+        const json& value = object.at(key);
+        const std::string at = child(path, key);
+        if (!accepted) fail(at, "not accepted by " + layer);
         if (value != first && value != second)
-            fail(key, std::string("expected \"") + first + "\" or \"" + second + "\", got " + describe(value));
+            fail(at, std::string("expected \"") + first + "\" or \"" + second + "\", got " + describe(value));
         return value == second;
+    }
+    bool second_choice(const json& doc, const char* key, bool accepted, const char* first, const char* second) const {
+        return second_choice(doc, "", spec_.layer, key, accepted, first, second);
     }
 
     static constexpr std::size_t min_refusal_text = 4;
@@ -322,7 +327,7 @@ class validator {
         const std::string path = item("stages", i);
         if (!value.is_object())
             fail(path, "expected an object with \"layer\", \"partitions\" and \"options\", got " + describe(value));
-        check_keys(value, path, {"layer", "partitions", "options"}, "a stage has");
+        check_keys(value, path, {"layer", "partitions", "options", "input_shape"}, "a stage has");
         for (const char* key : {"layer", "partitions"})
             if (!value.contains(key)) fail(child(path, key), "missing (required)");
         case_spec s;
@@ -360,6 +365,8 @@ class validator {
         }
         s.options = options(value.contains("options") ? value.at("options") : json::object(), child(path, "options"),
                             *runner);
+        if (second_choice(value, path, s.layer, "input_shape", runner->accepts_input_shape, "given", "learnt"))
+            s.shape_source = input_shape_source::learnt;
         return s;
     }
 

@@ -72,14 +72,20 @@ def sequential(name, desc, ws, partitions, stages, x, dtype=None, expect="pass",
     doc.update(ordered)
 
 
-def every_family_2d(name, ws, dtype, idle_note):
+def learnt(s):
+    """The stage built without its input shape: it learns it from the pieces at the first forward."""
+    return dict(s, input_shape="learnt")
+
+
+def every_family_2d(name, ws, dtype, idle_note, shapes=lambda s: s):
     parts = {"P_a": ([0, 1, 2, 3], [1, 1, 2, 2]), "P_b": ([5, 4], [1, 2, 1, 1]), "P_c": ([6, 7], [1, 2, 1, 1]),
              "P_w2": (rng(4, 8), [2, 2, 1, 1]), "P_d": ([3, 2, 1, 0], [1, 2, 2, 1]), "P_e": ([0, 2], [1, 1, 2, 1]),
              "P_w3": (rng(0, 4), [1, 2, 2, 1])}
-    stages = [conv("FeatureConv2d", "P_a", 3, 4, 3, padding=1), pool("MaxPool2d", "P_a", 2), move("P_a", "P_b"),
-              conv("ChannelConv2d", "P_b", 4, 5, 3, "P_c", "P_w2", padding=1), move("P_c", "P_d"),
-              conv("GeneralConv2d", "P_d", 5, 3, [3, 2], "P_e", "P_w3", padding=[1, 0], dilation=[2, 1]),
-              pool("AvgPool2d", "P_e", 2, stride=1)]
+    stages = [shapes(conv("FeatureConv2d", "P_a", 3, 4, 3, padding=1)), shapes(pool("MaxPool2d", "P_a", 2)),
+              move("P_a", "P_b"), shapes(conv("ChannelConv2d", "P_b", 4, 5, 3, "P_c", "P_w2", padding=1)),
+              move("P_c", "P_d"),
+              shapes(conv("GeneralConv2d", "P_d", 5, 3, [3, 2], "P_e", "P_w3", padding=[1, 0], dilation=[2, 1])),
+              shapes(pool("AvgPool2d", "P_e", 2, stride=1))]
     sequential(name, "FeatureConv2d -> MaxPool2d -> Repartition -> ChannelConv2d -> Repartition -> GeneralConv2d -> "
                "AvgPool2d on 8 workers (shared, reordered" + idle_note + ")", ws, parts, stages, [2, 3, 12, 10],
                dtype=dtype)
@@ -88,6 +94,8 @@ def every_family_2d(name, ws, dtype, idle_note):
 def passing_cases():
     every_family_2d("every_family_2d", 8, None, "")
     every_family_2d("every_family_2d_f32_idle", 12, "float32", "; workers 8-11 idle")
+    every_family_2d("every_family_2d_learnt", 8, None, "; every convolution and pooling learns its input shape at "
+                    "the first forward", shapes=learnt)
 
     sequential("1d_dilated_strided", "FeatureConv1d (kernel 5, dilation 2, padding 4) -> AvgPool1d (3, stride 2, "
                "padding 1) -> Repartition to 2 workers -> FeatureConv1d (kernel 2, stride 2) -> MaxPool1d 2", 6,
@@ -184,6 +192,12 @@ def refusal_cases():
                "not fit", 4, {"P_a": (rng(0, 4), [1, 1, 2, 2])},
                [pool("MaxPool2d", "P_a", 4), conv("FeatureConv2d", "P_a", 2, 2, 3)], [1, 2, 8, 8],
                expect="kernel does not fit input_shape")
+    sequential("kernel_after_pooling_learnt_refused", "As kernel_after_pooling_refused, with the convolution "
+               "learning its input shape: it refuses at the first forward, on every worker of the chain", 4,
+               {"P_a": (rng(0, 4), [1, 1, 2, 2])},
+               [learnt(pool("MaxPool2d", "P_a", 4)), learnt(conv("FeatureConv2d", "P_a", 2, 2, 3))], [1, 2, 8, 8],
+               expect="FeatureConv2d: the kernel does not fit in spatial dimension 0: extent 2 + 2*padding 0 < "
+               "dilation 1 * (kernel_size 3 - 1) + 1 = 3")
     sequential("missing_repartition_refused", "A channel convolution's input partition is not the partition the "
                "feature convolution before it leaves its output on: the chain names both", 4,
                {"P_a": (rng(0, 4), [1, 1, 2, 2]), "P_b": ([0, 1], [1, 2, 1, 1]), "P_c": ([2, 3], [1, 2, 1, 1]),

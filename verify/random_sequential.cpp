@@ -56,7 +56,7 @@ class chain_draw {
             out_ = P_y;
         }
         stage["layer"] = layer_name(kind, dims);
-        layers_.push_back({stages_.size(), shape_, pool});
+        layers_.push_back({stages_.size(), shape_, pool, false});
         stages_.push_back(stage);
         shape_ = concat({shape_[0], out_channels}, g.length);
     }
@@ -117,7 +117,8 @@ class chain_draw {
     // convolution given one input channel more, or a kernel longer than the padded input in one
     // dimension. Returns the refusal's text.
     std::string spoil(draws& s) {
-        const drawn_layer& l = layers_[s.between(0, layers_.size() - 1)];
+        drawn_layer& l = layers_[s.between(0, layers_.size() - 1)];
+        l.spoilt = true;
         json& stage = stages_[l.index];
         json& o = stage["options"];
         if (!l.pool && s.one_in(2)) {
@@ -129,6 +130,14 @@ class chain_draw {
         const std::size_t k = (length + 2 * p) / dil + 2;
         o["kernel_size"][e] = k;
         return kernel_fit_refusal(stage["layer"], e, length, k, p, dil);
+    }
+
+    // Half the convolutions and poolings learn their input shape at the first forward, as a model
+    // built without the input's shape does; a spoilt one keeps it given, so that it refuses at
+    // construction on every worker (a refusal at the first forward reaches only its own workers).
+    void learn_shapes(draws& s) {
+        for (const auto& l : layers_)
+            if (!l.spoilt && s.one_in(2)) stages_[l.index]["input_shape"] = "learnt";
     }
 
     // A ReLU after each convolution half the time, as `s` draws it, on the convolution's output
@@ -230,6 +239,7 @@ class chain_draw {
         std::size_t index;
         sizes input;
         bool pool;
+        bool spoilt = false;
     };
     std::vector<drawn_layer> layers_;
     std::map<std::string, sizes> shapes_;
@@ -258,7 +268,10 @@ std::optional<std::string> add_sequential(json& c, draws& d, draws& spoiler, std
         const auto missing_repartition = chain.add_head(!refusal && spoiler.one_in(4));
         if (missing_repartition) refusal = missing_repartition;
     }
-    if (!linear) chain.add_relus(spoiler);
+    if (!linear) {
+        chain.learn_shapes(spoiler);
+        chain.add_relus(spoiler);
+    }
     c["layer"] = "Sequential";
     c["world_size"] = world;
     c["partitions"] = chain.partitions();

@@ -117,7 +117,10 @@ const std::map<std::string, std::string> expected_errors = {
      "stages[1].partitions.P_y: expected the name of one of the case's partitions (P_a, P_b), got the string \"P_q\""},
     {"stage_partition_missing", "stages[0].partitions: missing P_y (Repartition needs P_x, P_y)"},
     {"stage_option_unknown", "stages[0].options.colour: unknown key (MaxPool1d takes: kernel_size, stride, padding, "},
-    {"stage_key_unknown", "stages[0].dtype: unknown key (a stage has: layer, partitions, options)"},
+    {"stage_key_unknown", "stages[0].dtype: unknown key (a stage has: layer, partitions, options, input_shape)"},
+    {"stage_input_shape_not_accepted", "stages[0].input_shape: not accepted by ReLU"},
+    {"stage_input_shape_bad_value",
+     "stages[0].input_shape: expected \"given\" or \"learnt\", got the string \"guessed\""},
     {"stage_kernel_wrong_count", "stages[0].options.kernel_size: expected 1 integer, got 2"},
     {"partition_unused", "partitions.P_z: used by no stage"},
 };
