@@ -133,6 +133,10 @@ worker_result run_typed(const case_spec& spec, const layer_runner& runner, const
         note(checked.problem);
     }
 
+    // What was compared: the pieces, and the parameter gradients (zero for an empty batch, which they must be).
+    result.data_elements = x[rank].size() + want_y[rank].size();
+    if (problem->parameters)
+        for (const auto* p : problem->layer->parameters()) result.data_elements += p->grad.size();
     // The dot-product test uses what the module computed, not the reference.
     if (y.size() == probe[rank].size() && dx.size() == x[rank].size()) {
         result.terms = dot_terms_of(x[rank], y, probe[rank], dx);
@@ -159,6 +163,7 @@ void to_json(nlohmann::json& out, const worker_result& r) {
                          {"problem", r.problem},
                          {"forward_error", number_to_json(r.forward_error)},
                          {"adjoint_error", number_to_json(r.adjoint_error)},
+                         {"data_elements", r.data_elements},
                          {"terms",
                           {number_to_json(r.terms.fx_y), number_to_json(r.terms.x_fty), number_to_json(r.terms.fx_sq),
                            number_to_json(r.terms.y_sq), number_to_json(r.terms.x_sq), number_to_json(r.terms.fty_sq)}}};
@@ -179,6 +184,7 @@ void from_json(const nlohmann::json& in, worker_result& r) {
     r.problem = in.at("problem").get<std::string>();
     r.forward_error = number_from_json(in.at("forward_error"));
     r.adjoint_error = number_from_json(in.at("adjoint_error"));
+    r.data_elements = in.at("data_elements").get<std::size_t>();
     const auto& t = in.at("terms");
     r.terms = {number_from_json(t.at(0)), number_from_json(t.at(1)), number_from_json(t.at(2)),
                number_from_json(t.at(3)), number_from_json(t.at(4)), number_from_json(t.at(5))};

@@ -26,6 +26,8 @@ struct worker_result {
     double forward_error = 0;  // relative error of the output piece against the reference
     double adjoint_error = 0;  // relative error of the adjoint piece against the reference
     dot_terms terms;           // this worker's share of the dot-product test
+    // Elements of its input and output pieces and parameter gradients: 0 on every worker, nothing was compared.
+    std::size_t data_elements = 0;
     // Layers with parameters (parameter_checks.hpp): this worker's share of the dot-product
     // test with respect to each parameter; adjoint_error also covers the parameter gradients.
     std::vector<std::string> parameter_names;

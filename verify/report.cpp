@@ -62,8 +62,10 @@ std::string checks_text(const case_outcome& o) {
     if (o.layer == "(invalid)") return "invalid case file";
     if (o.result == verdict::skipped) return "skipped: " + o.message;
     if (o.expects_error) return o.passed() ? "refused as expected" : "expected a refusal";
-    return "fwd " + format_error(o.forward_error) + "  adj " + format_error(o.adjoint_error) + "  dot " +
-           format_error(o.dot_error);
+    std::string text = "fwd " + format_error(o.forward_error) + "  adj " + format_error(o.adjoint_error) + "  dot " +
+                       format_error(o.dot_error);
+    if (o.passed() && o.data_elements == 0) text += "  (all empty: nothing compared)";
+    return text;
 }
 
 std::string markdown_cell(std::string text) {

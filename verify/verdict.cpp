@@ -89,6 +89,7 @@ case_outcome judge(const case_spec& spec, std::vector<worker_result> results) {
         if (!r.problem.empty()) fail("rank " + std::to_string(r.rank) + ": " + r.problem);
         out.forward_error = worst(out.forward_error, r.forward_error);
         out.adjoint_error = worst(out.adjoint_error, r.adjoint_error);
+        out.data_elements += r.data_elements;
         total += r.terms;  // rank order: the same sum on every transport
     }
     if (!every_rank_ran) {
@@ -139,6 +140,7 @@ void to_json(nlohmann::json& out, const case_outcome& o) {
                          {"forward_error", std::isnan(o.forward_error) ? nlohmann::json() : number_to_json(o.forward_error)},
                          {"adjoint_error", std::isnan(o.adjoint_error) ? nlohmann::json() : number_to_json(o.adjoint_error)},
                          {"dot_error", std::isnan(o.dot_error) ? nlohmann::json() : number_to_json(o.dot_error)},
+                         {"data_elements", o.data_elements},
                          {"seconds", o.seconds}};
 }
 
@@ -156,6 +158,7 @@ void from_json(const nlohmann::json& in, case_outcome& o) {
     o.forward_error = error_of(in.at("forward_error"));
     o.adjoint_error = error_of(in.at("adjoint_error"));
     o.dot_error = error_of(in.at("dot_error"));
+    o.data_elements = in.at("data_elements").get<std::size_t>();
     o.seconds = in.at("seconds").get<double>();
 }
 

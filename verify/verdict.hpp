@@ -26,6 +26,9 @@ struct case_outcome {
     double forward_error;
     double adjoint_error;
     double dot_error;
+    // Elements of the input and output pieces and parameter gradients over all workers (cases
+    // that ran their checks): 0 means every tensor was empty, and the checks compared nothing.
+    std::size_t data_elements = 0;
     double seconds = 0;
 
     case_outcome();

@@ -112,7 +112,7 @@ TEST(random_cases, cover_every_layer_both_precisions_and_the_hard_geometries) {
 TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_repartitions) {
     std::set<std::string> stage_layers;
     std::size_t chains = 0, linear_chains = 0, direct = 0, repartitions = 0, other_channels = 0, kernel_misfits = 0,
-                heads = 0, missing_repartitions = 0, relus_after_convolutions = 0;
+                heads = 0, missing_repartitions = 0, relus_after_convolutions = 0, shaped_stages = 0, learnt_stages = 0;
     for (const auto& doc : random_case_documents(4000, 4, 12)) {
         if (doc["layer"] != "Sequential") continue;
         ++chains;
@@ -133,6 +133,13 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
             if (layer == "Repartition") ++repartitions;
             else if (parts["P_x"] == last_output) ++direct;
             heads += layer == "Flatten";
+            const bool shaped = layer.find("Conv") != std::string::npos || layer.find("Pool") != std::string::npos;
+            shaped_stages += shaped;
+            if (stage.contains("input_shape")) {
+                EXPECT_TRUE(shaped) << doc["name"] << ": " << layer;
+                EXPECT_EQ(stage["input_shape"], "learnt") << doc["name"];
+                ++learnt_stages;
+            }
             if (layer == "Flatten" && doc["expect"] == "pass") {  // a spoilt head's Flatten splits the image
                 const auto& P_x = doc["partitions"][std::string(parts["P_x"])];
                 const auto& P_y = doc["partitions"][std::string(parts["P_y"])];
@@ -158,6 +165,9 @@ TEST(random_cases, chains_draw_every_stage_family_joined_directly_and_by_reparti
     // last stage's does.
     EXPECT_GT(missing_repartitions, 5u);
     EXPECT_GT(relus_after_convolutions, 100u);  // after half the convolutions
+    // Half the convolutions and poolings learn their input shape (not a spoilt one).
+    EXPECT_GT(learnt_stages, shaped_stages * 2 / 5);
+    EXPECT_LT(learnt_stages, shaped_stages * 3 / 5);
 }
 
 }  // namespace

@@ -214,13 +214,13 @@ const runner_registry& test_registry() {
 }
 
 case_spec test_case(const std::string& layer, int world_size, const std::string& dtype = "float64",
-                    nlohmann::json expect = "pass") {
+                    nlohmann::json expect = "pass", const shape_t& x_shape = {3, 2}) {
     nlohmann::json doc = {{"schema", 1},
                           {"name", "test/" + layer},
                           {"layer", layer},
                           {"world_size", world_size},
                           {"partitions", {{"P_x", {{"workers", {{"range", {0, world_size}}}}, {"shape", {world_size}}}}}},
-                          {"x_shape", {3, 2}},
+                          {"x_shape", x_shape},
                           {"dtype", dtype},
                           {"expect", expect}};
     return parse_case(doc, "inline.json", test_registry());
@@ -254,6 +254,18 @@ TEST(runner, identity_passes_both_checks) {
         EXPECT_EQ(out.adjoint_error, 0.0);
         EXPECT_LE(out.dot_error, 1e-15);
     }
+}
+
+// A case whose every tensor is empty passes, since nothing fails, and says it compared nothing.
+TEST(runner, a_case_of_empty_tensors_says_it_compared_nothing) {
+    const auto nothing = run_sim(test_case("Identity", 3, "float64", "pass", {0, 2}));
+    EXPECT_TRUE(nothing.passed()) << nothing.message;
+    EXPECT_EQ(nothing.data_elements, 0u);
+    EXPECT_NE(case_line(nothing).find("(all empty: nothing compared)"), std::string::npos) << case_line(nothing);
+
+    const auto some = run_sim(test_case("Identity", 3));
+    EXPECT_EQ(some.data_elements, 3 * (6 + 6u));  // every worker's x and y of shape [3,2]
+    EXPECT_EQ(case_line(some).find("nothing compared"), std::string::npos) << case_line(some);
 }
 
 TEST(runner, wrong_module_fails_sequential_equivalence) {
