@@ -19,6 +19,12 @@ double worst(double a, double b) {
     return std::max(a, b);
 }
 
+// A text in double quotes, its quotes, backslashes and control characters escaped as in JSON
+// (a case file's text), so that a message stays one line and its quotes stay unambiguous.
+std::string quoted(const std::string& text) {
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
 case_outcome::case_outcome() : forward_error(not_run), adjoint_error(not_run), dot_error(not_run) {}
@@ -73,10 +79,11 @@ case_outcome judge(const case_spec& spec, std::vector<worker_result> results) {
             if (!r.problem.empty())
                 fail("rank " + std::to_string(r.rank) + ": " + r.problem);
             else if (!r.refused)
-                fail("rank " + std::to_string(r.rank) + " was not refused (expected an error containing \"" + text + "\")");
+                fail("rank " + std::to_string(r.rank) + " was not refused (expected an error containing " + quoted(text) +
+                     ")");
             else if (r.refusal.find(text) == std::string::npos)
-                fail("rank " + std::to_string(r.rank) + " refused with \"" + r.refusal + "\", which does not contain \"" +
-                     text + "\"");
+                fail("rank " + std::to_string(r.rank) + " refused with " + quoted(r.refusal) + ", which does not contain " +
+                     quoted(text));
         }
         if (out.passed()) out.message = results.front().refusal;
         return out;

@@ -319,6 +319,15 @@ TEST(runner, expected_error_that_never_comes_fails) {
         << out.message;
 }
 
+// Texts are quoted as in JSON: the message stays one line, and a quote in the text is not its end.
+TEST(runner, expected_error_texts_are_quoted_as_in_json) {
+    const auto out = run_sim(test_case("Identity", 2, "float64", {{"error", "two \"lines\"\nof text"}}));
+    EXPECT_FALSE(out.passed());
+    EXPECT_NE(out.message.find("(expected an error containing \"two \\\"lines\\\"\\nof text\")"), std::string::npos)
+        << out.message;
+    EXPECT_EQ(out.message.find('\n'), std::string::npos) << out.message;
+}
+
 TEST(runner, refusal_on_some_ranks_only_fails) {
     const auto out = run_sim(test_case("RefusesOnRank0", 3, "float64", {{"error", "says no"}}));
     EXPECT_FALSE(out.passed());
