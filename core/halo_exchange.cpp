@@ -281,7 +281,7 @@ std::string shape_problem(const tensor<T>& arg, const shape_t& expected, int me,
     if (arg.dimension() == expected.size() && std::equal(expected.begin(), expected.end(), arg.shape().begin()))
         return {};
     std::ostringstream msg;
-    msg << what << ": worker " << me << " (world rank " << P_x.members()[std::size_t(me)] << ") of P_x shape "
+    msg << what << ": " << P_x.worker_name(std::size_t(me)) << " of P_x shape "
         << format_list(P_x.shape()) << " (global shape " << format_list(global_shape) << ") expects a tensor of shape "
         << format_list(expected) << ", got " << format_piece_shape(shape_of(arg));
     return msg.str();

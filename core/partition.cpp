@@ -31,6 +31,10 @@ void partition::connect() {
 
 shape_t partition::index() const { return active() ? shape_t{static_cast<std::size_t>(rank())} : shape_t{}; }
 
+std::string partition::worker_name(std::size_t index) const {
+    return "worker " + std::to_string(index) + " (world rank " + std::to_string(members().at(index)) + ")";
+}
+
 void partition::require_active(const char* what) const {
     DISTDL_REQUIRE_AS(active(), partition_error,
                       what << ": world rank " << world_->rank() << " is not active in partition "

@@ -36,6 +36,9 @@ class partition {
 
     // World ranks of the team, in partition order.
     const std::vector<int>& members() const { return *members_; }
+    // "worker 2 (world rank 5)": worker `index` of this partition in messages (default: this one).
+    std::string worker_name(std::size_t index) const;
+    std::string worker_name() const { return worker_name(static_cast<std::size_t>(rank())); }
     // This worker's communicator over the team (null when inactive).
     const std::shared_ptr<communicator>& comm() const { return comm_; }
     const std::shared_ptr<communicator>& world_comm() const { return world_; }

@@ -152,12 +152,11 @@ void repartition<T>::state::refuse_unassembled(const tensor<T>& x, const shape_t
         shape_t at(dim, 0);
         at[d] = c[d];
         std::ostringstream msg;
-        msg << describe() << ": local input shapes do not assemble into a global tensor: worker " << x_rank
-            << " (world rank " << P_x.members()[std::size_t(x_rank)] << ") of P_x holds local shape "
-            << format_piece_shape(shape_of(x)) << ", whose extent " << x.shape()[d]
-            << " in dimension " << d << " differs from the extent " << first[base[d] + c[d]] << " of worker "
-            << ravel_index(at, px) << " (world rank " << P_x.members()[ravel_index(at, px)] << ") at the same index "
-            << c[d] << " of that dimension";
+        msg << describe() << ": local input shapes do not assemble into a global tensor: "
+            << P_x.worker_name(std::size_t(x_rank)) << " of P_x holds local shape " << format_piece_shape(shape_of(x))
+            << ", whose extent " << x.shape()[d] << " in dimension " << d << " differs from the extent "
+            << first[base[d] + c[d]] << " of " << P_x.worker_name(ravel_index(at, px)) << " at the same index " << c[d]
+            << " of that dimension";
         problem = msg.str();
     }
     detail::agree_on_call(*P_union.comm(), problem, false);
@@ -303,8 +302,8 @@ void repartition<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     std::string problem;
     if (st.x_rank >= 0 && x.dimension() != st.P_x.dim()) {
         std::ostringstream msg;
-        msg << st.describe() << ": the tensor must have rank " << st.P_x.dim() << ", but worker " << st.x_rank
-            << " (world rank " << st.P_x.members()[std::size_t(st.x_rank)] << ") of P_x holds local shape "
+        msg << st.describe() << ": the tensor must have rank " << st.P_x.dim() << ", but "
+            << st.P_x.worker_name(std::size_t(st.x_rank)) << " of P_x holds local shape "
             << format_piece_shape(shape_of(x)) << " (rank " << x.dimension() << ")";
         problem = msg.str();
     } else if (st.x_rank < 0 && x.size() != 0) {
@@ -345,8 +344,7 @@ void repartition<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     DISTDL_REQUIRE(st.planned, "Repartition: adjoint called before forward (the input layout is not known yet)");
     std::string problem;
     if (st.y_rank >= 0 && !has_shape(dy, st.out_shape)) {
-        problem = "Repartition adjoint: worker " + std::to_string(st.y_rank) + " (world rank " +
-                  std::to_string(st.P_y.members()[std::size_t(st.y_rank)]) + ") of P_y shape " +
+        problem = "Repartition adjoint: " + st.P_y.worker_name(std::size_t(st.y_rank)) + " of P_y shape " +
                   format_list(st.P_y.shape()) + " expects dy of shape " + format_list(st.out_shape) + ", got " +
                   format_piece_shape(shape_of(dy));
     } else if (st.y_rank < 0 && dy.size() != 0) {

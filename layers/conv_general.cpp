@@ -320,7 +320,7 @@ std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
     const shape_t& grid = P_x.shape();
     std::ostringstream problem;
     auto worker = [&](std::size_t w) {
-        return "x on P_x worker " + std::to_string(w) + " (world rank " + std::to_string(P_x.members()[w]) + ")";
+        return "x on P_x " + P_x.worker_name(w);
     };
     const std::size_t per_channel_index = volume(shape_t(grid.begin() + 2, grid.end()));  // row-major
     for (std::size_t w = 0; w < all.size(); ++w) {
@@ -388,8 +388,7 @@ template <class T>
 std::string general_conv<T>::state::check_given_piece(const tensor<T>& x) const {
     if (has_shape(x, own_x_shape)) return {};
     std::ostringstream problem;
-    problem << layer << ": x on P_x worker " << P_x.rank() << " (world rank "
-            << P_x.members()[static_cast<std::size_t>(P_x.rank())] << ") has shape " << format_piece_shape(shape_of(x))
+    problem << layer << ": x on P_x " << P_x.worker_name() << " has shape " << format_piece_shape(shape_of(x))
             << ", expected " << format_list(own_x_shape) << " (its piece of input_shape "
             << format_list(global_x_shape) << ")";
     return problem.str();
@@ -776,8 +775,7 @@ void general_conv<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
     if (st.P_y.active()) {
         if (!has_shape(dy, st.y_shape)) {
             std::ostringstream problem;
-            problem << st.layer << ": dy on P_y worker " << st.P_y.rank() << " (world rank "
-                    << st.P_y.members()[static_cast<std::size_t>(st.P_y.rank())] << ") has shape "
+            problem << st.layer << ": dy on P_y " << st.P_y.worker_name() << " has shape "
                     << format_piece_shape(shape_of(dy)) << ", expected " << format_list(st.y_shape)
                     << " (the shape of its output in the last forward)";
             refusal = problem.str();

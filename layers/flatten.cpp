@@ -71,7 +71,7 @@ void flatten<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     const shape_t piece = shape_of(x);
     if (st.P_x.size() == 1) {
         DISTDL_REQUIRE(piece.size() == st.P_x.dim(),
-                       name << ": x on P_x worker 0 (world rank " << st.P_x.members().front() << ") has shape "
+                       name << ": x on P_x " << st.P_x.worker_name(0) << " has shape "
                             << format_list(piece) << ", expected " << st.P_x.dim()
                             << " dimensions (the batch, then the features, as P_x " << format_list(st.P_x.shape())
                             << ")");

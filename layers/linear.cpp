@@ -71,16 +71,16 @@ std::string piece_problem(const cartesian_partition& team, const tensor<T>& piec
     for (std::size_t w = 0; w < all.size(); ++w) {
         const auto& s = all[w];
         if (s[0] != 2 || s[2] != s[3]) {
-            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
-                    << ") has shape " << describe_shape(s) << ", expected [batch, " << s[3] << "]";
+            problem << "Linear: " << what << " on " << name << " " << team.worker_name(w) << " has shape "
+                    << describe_shape(s) << ", expected [batch, " << s[3] << "]";
             return problem.str();
         }
     }
     for (std::size_t w = 0; w < all.size(); ++w) {
         const std::uint64_t batch = expected_batch ? *expected_batch : all[0][1];
         if (all[w][1] != batch) {
-            problem << "Linear: " << what << " on " << name << " worker " << w << " (world rank " << team.members()[w]
-                    << ") has batch " << all[w][1] << ", expected " << batch
+            problem << "Linear: " << what << " on " << name << " " << team.worker_name(w) << " has batch "
+                    << all[w][1] << ", expected " << batch
                     << (expected_batch ? " (the batch of the last forward)" : " (the batch of P_x worker 0)");
             return problem.str();
         }

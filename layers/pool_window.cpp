@@ -431,7 +431,7 @@ template <class T>
 std::string pool_window<T>::shape_problem(const tensor<T>& t, const shape_t& expected, const char* what) const {
     if (t.dimension() == expected.size() && std::equal(expected.begin(), expected.end(), t.shape().begin())) return {};
     std::ostringstream msg;
-    msg << name_ << ": worker " << P_x_.rank() << " (world rank " << P_x_.world_comm()->rank() << ") of P_x shape "
+    msg << name_ << ": " << P_x_.worker_name() << " of P_x shape "
         << format_list(P_x_.shape()) << " expects " << what << " of shape " << format_list(expected) << ", got "
         << format_piece_shape(shape_of(t));
     return msg.str();

@@ -19,10 +19,8 @@ void require_gradient_shape(const cartesian_partition& P_x, const char* name, co
                             const shape_t& expected, const char* why = "") {
     std::string problem;
     if (!has_shape(dy, expected)) {
-        const int worker = P_x.rank();
-        problem = std::string(name) + ": dy on P_x worker " + std::to_string(worker) + " (world rank " +
-                  std::to_string(P_x.members()[worker]) + ") has shape " + format_piece_shape(shape_of(dy)) +
-                  ", expected " + format_list(expected) + why;
+        problem = std::string(name) + ": dy on P_x " + P_x.worker_name() + " has shape " +
+                  format_piece_shape(shape_of(dy)) + ", expected " + format_list(expected) + why;
     }
     if (P_x.size() > 1) detail::agree_on_call(*P_x.comm(), problem, false);
     DISTDL_REQUIRE(problem.empty(), problem);

@@ -35,10 +35,7 @@ template <class T>
 std::string owner_problem(const std::string& layer, const char* P_name, const cartesian_partition& P,
                           const parameter<T>& weight, const shape_t& weight_block, const parameter<T>* bias,
                           const shape_t& bias_block, bool with_grad) {
-    const auto worker = [&] {
-        return std::string(P_name) + " worker " + std::to_string(P.rank()) + " (world rank " +
-               std::to_string(P.members()[static_cast<std::size_t>(P.rank())]) + ")";
-    };
+    const auto worker = [&] { return std::string(P_name) + " " + P.worker_name(); };
     std::string problem = parameter_problem(layer, worker, weight, weight_block, with_grad);
     if (problem.empty() && bias) problem = parameter_problem(layer, worker, *bias, bias_block, with_grad);
     return problem;

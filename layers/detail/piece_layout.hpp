@@ -30,7 +30,7 @@ inline std::string agree_on_piece_layout(const cartesian_partition& P_x, const s
     const auto extent = [&](std::size_t w, std::size_t t) { return std::size_t(all[w][t + 1]); };
     const auto worker = [&](std::size_t w) {
         std::ostringstream out;
-        out << name << ": x on P_x worker " << w << " (world rank " << P_x.members()[w] << ") has shape ";
+        out << name << ": x on P_x " << P_x.worker_name(w) << " has shape ";
         if (all[w][0] + 1 > words) out << "of rank " << all[w][0];
         else
             out << format_piece_shape(
