@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -61,7 +62,9 @@ const char* usage =
     "bytes_sent_per_iter (distdl's traffic counters summed over workers; 0 for baselines),\n"
     "faults_per_iter (minor page faults of the worker that faulted most: its process under MPI,\n"
     "its thread on the simulator); on Open MPI at the large size median_seconds (the median\n"
-    "iteration's time, which the report uses instead of the mean).\n";
+    "iteration's time, which the report uses instead of the mean).\n"
+    "Exit status 2 on a usage error, also when --benchmark_filter matches no benchmark (nothing\n"
+    "is run, no --out file is left).\n";
 
 struct options {
     std::string transport = "sim";
@@ -73,7 +76,9 @@ struct options {
 };
 
 [[noreturn]] void fail(const std::string& message) {
-    std::cerr << "distdl-bench: " << message << "\n" << usage;
+    // The synopsis (up to the blank line), not the whole text: the first line is what matters.
+    const std::string text = usage;
+    std::cerr << "distdl-bench: " << message << "\n" << text.substr(0, text.find("\n\n") + 1) << "(--help for more)\n";
     std::exit(2);
 }
 
@@ -122,6 +127,7 @@ options parse(int& argc, char** argv) {
                 if (!has_workloads(n)) fail("--workers: no workloads of " + item + " workers (there are of 4 and 16)");
                 o.workers.insert(n);
             }
+            if (o.workers.empty()) fail("--workers needs at least one of 4 and 16, got ''");
         } else if (a == "--out") {
             o.out = value("--out");
         } else if (a == "--small-iterations") {
@@ -238,13 +244,23 @@ int run_benchmarks(int argc, char** argv, const options& o, bool print) {
     if (benchmark::ReportUnrecognizedArguments(count, pointers.data())) return 2;
     benchmark::AddCustomContext("transport", o.transport);
     benchmark::AddCustomContext("quick", o.quick ? "true" : "false");
+    std::size_t ran = 0;
     if (print) {
-        benchmark::RunSpecifiedBenchmarks();
+        ran = benchmark::RunSpecifiedBenchmarks();
     } else {
         silent_reporter silent;
-        benchmark::RunSpecifiedBenchmarks(&silent);
+        ran = benchmark::RunSpecifiedBenchmarks(&silent);
     }
     benchmark::Shutdown();
+    // Every rank registered and filtered alike, so every rank leaves alike. An empty --out file
+    // would read as a broken one, not as a run of nothing.
+    if (ran == 0) {
+        if (print) {
+            std::cerr << "distdl-bench: no benchmark matches the filter given: nothing was run\n";
+            if (!o.out.empty()) std::remove(o.out.c_str());
+        }
+        return 2;
+    }
     return 0;
 }
 

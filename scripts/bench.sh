@@ -5,18 +5,20 @@
 # re-runs the workloads that got worse and exits 1 only on a regression confirmed by every
 # attempt.
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/.."
 
 usage() {
   cat <<'TEXT'
 usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--layers "conv pool linear"] [--bin DIR]
-                        [--compare OLD.json [--tolerance T] [--min-baseline S] [--retries N]]
-                        [-- distdl-bench flags]
+                        [--compare OLD.json [--tolerance T] [--min-baseline S] [--retries N]
+                        [--exclude REGEX]] [-- distdl-bench flags]
 
   --quick          a few iterations per benchmark (seconds per benchmark; direction only)
   --out DIR        where bench.md, bench.json and bench.svg go (default: reports)
   --ranks LIST     Open MPI world sizes to run (default "4 16"; the simulator runs the same
-                   worker counts)
+                   worker counts); --compare leaves the workloads of the others out of the
+                   comparison (not MISSING)
   --layers LIST    layer benchmarks to run, of conv, pool and linear (default all three; ""
                    none): bench/layers/<name>_bench, 4 simulated workers against the serial
                    kernels, reported as the groups <name>_layer with their goals as targets;
@@ -29,25 +31,37 @@ usage: scripts/bench.sh [--quick] [--out DIR] [--ranks "4 16"] [--layers "conv p
                    times and counts as a regression only when it is worse in every attempt
                    (the best ratio counts: noise only slows a run down) and ours' own time grew
                    too, allowing for the machine's speed (a faster baseline alone passes: 'ours ok');
-                   exit status 1 on a regression or when a benchmark of OLD is missing
+                   exit status 1 on a regression, when a benchmark of OLD is missing, or
+                   when nothing was compared
   --tolerance T    allowed growth of a ratio before it counts as worse (default 0.25 = 25%)
   --retries N      re-runs of a worse benchmark before it fails the run (default 2; 0: none;
                    decimal, up to 9 digits)
   --min-baseline S benchmarks whose baseline takes less than S seconds per iteration are not
                    compared (default 1e-6: a ratio against a shorter time measures the
                    clock)
+  --exclude REGEX  leave the workloads whose names it matches out of the comparison too (as
+                   distdl-bench-report --exclude): those a --benchmark_filter after -- does
+                   not run, e.g. --exclude '^(?!broadcast/)' with --benchmark_filter=broadcast
   --bin DIR        run DIR/distdl-bench and DIR/report/distdl-bench-report as they are
                    instead of building the release preset (default: build, then use
                    build/release/bench; the layer benchmarks are DIR/layers/<name>_bench,
                    and each of --layers must be there);
                    the Open MPI runs start with $MPIEXEC (default
-                   mpiexec). Relative paths are taken from the repository's root.
+                   mpiexec). Relative paths are taken from the current directory.
   -- ...           further flags for distdl-bench (e.g. --benchmark_filter=broadcast)
   -h, --help       this text
+
+Exit status: 0 done (and with --compare, nothing worse or missing); 1 a regression, a missing
+benchmark or nothing compared; 2 a usage error or an OLD that cannot be compared with, before
+anything runs; 3 a step failed (a build, a benchmark run, mpiexec or the report), named in the
+last message.
 TEXT
 }
 
 quick=() out=reports ranks="4 16" layers="conv pool linear" compare="" tolerance=0.25 min_baseline=1e-6 retries=2 bin="" extra=()
+exclude=()
+# A path as the caller meant it: relative to the directory bench.sh was started in.
+from_caller() { [[ $1 == /* ]] && echo "$1" || echo "$caller/$1"; }
 # An option's value: present, and not the next option.
 value() {
   [[ $# -ge 3 && ( -n "$2" || "$1" == --layers ) && "$2" != --* ]] || { echo "bench.sh: $1 needs $3" >&2; exit 2; }
@@ -56,7 +70,7 @@ number='^([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$'
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
-    --out) value "$1" "${2-}" "a directory"; out="$2"; shift ;;
+    --out) value "$1" "${2-}" "a directory"; out=$(from_caller "$2"); shift ;;
     --ranks) value "$1" "${2-}" "a list"; ranks="$2"; shift
              [[ $ranks =~ [^[:space:]] ]] ||
                { echo "bench.sh: --ranks needs at least one of 4 and 16, got '$ranks'" >&2; exit 2; }
@@ -68,8 +82,9 @@ while (($#)); do
               for l in $layers; do
                 [[ $l == conv || $l == pool || $l == linear ]] || { echo "bench.sh: --layers takes conv, pool and linear, got '$l'" >&2; exit 2; }
               done ;;
-    --bin) value "$1" "${2-}" "a directory"; bin="$2"; shift ;;
-    --compare) value "$1" "${2-}" "a bench.json"; compare="$2"; shift ;;
+    --bin) value "$1" "${2-}" "a directory"; bin=$(from_caller "$2"); shift ;;
+    --compare) value "$1" "${2-}" "a bench.json"; compare=$(from_caller "$2"); shift ;;
+    --exclude) value "$1" "${2-}" "a regular expression"; exclude=(--exclude "$2"); shift ;;
     --tolerance) value "$1" "${2-}" "a number"; tolerance="$2"; shift
                  [[ "$tolerance" =~ $number ]] ||
                    { echo "bench.sh: --tolerance must be a number >= 0, got '$tolerance'" >&2; exit 2; } ;;
@@ -88,7 +103,9 @@ while (($#)); do
   shift
 done
 
-[[ -z "$compare" || -f "$compare" ]] || { echo "bench.sh: no such file: $compare" >&2; exit 2; }
+[[ -z "$compare" || -f "$compare" ]] ||
+  { echo "bench.sh: --compare $compare: $([[ -e $compare ]] && echo "not a file" || echo "no such file")" >&2; exit 2; }
+[[ -n "$compare" || ${#exclude[@]} -eq 0 ]] || { echo "bench.sh: --exclude needs --compare" >&2; exit 2; }
 # Without a build, the programs must be there: else bash's own error, after the runs before.
 if [[ -n "$bin" ]]; then
   [[ -d "$bin" ]] || { echo "bench.sh: --bin $bin: no such directory" >&2; exit 2; }
@@ -98,13 +115,45 @@ if [[ -n "$bin" ]]; then
   done
 fi
 
+# The layer benchmarks and worker counts left out on purpose (--layers, --ranks) are not missing,
+# nor what --exclude names; the report tool takes one pattern, so they join as alternatives.
+left_out=() counts=() patterns=() not_compared=()
+for l in conv pool linear; do [[ " $layers " == *" $l "* ]] || left_out+=("$l"); done
+if ((${#left_out[@]})); then
+  patterns+=("^($(IFS='|'; echo "${left_out[*]}"))_layer/")
+  not_compared+=("(left out by --layers): ${left_out[*]/%/_layer}")
+fi
+for n in 4 16; do [[ " $ranks " == *" $n "* ]] || counts+=("$n"); done
+if ((${#counts[@]})); then
+  patterns+=("^[^/]+/(sim|mpi)/w($(IFS='|'; echo "${counts[*]}"))/")
+  not_compared+=("(left out by --ranks): the workloads of ${counts[*]} workers")
+fi
+if ((${#exclude[@]})); then
+  patterns+=("${exclude[1]}")
+  not_compared+=("(--exclude): the workloads matching ${exclude[1]}")
+fi
+excluded=()
+if ((${#patterns[@]})); then
+  joined=""
+  for p in "${patterns[@]}"; do joined+="${joined:+|}(?:$p)"; done
+  excluded=(--exclude "$joined")
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# step WHAT COMMAND...: runs a step; its failure ends the run with exit status 3, which a
+# regression's 1 is not.
+step() {
+  local what=$1 status=0
+  shift
+  "$@" || status=$?
+  ((status == 0)) || { echo "bench.sh: $what failed (exit status $status); nothing was compared" >&2; exit 3; }
+}
 if [[ -z "$bin" ]]; then
-  cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)" --target distdl-bench distdl-bench-report \
-    $(for l in $layers; do echo "${l}_bench"; done)
-  bin=build/release/bench
+  step "configuring the release preset" cmake --preset release >/dev/null
+  step "building the benchmarks" cmake --build --preset release -j "$(nproc)" --target distdl-bench \
+    distdl-bench-report $(for l in $layers; do echo "${l}_bench"; done)
+  bin=$PWD/build/release/bench
 fi
 report="$bin/report/distdl-bench-report"
 # OLD and the comparison's options, checked by the report tool before anything runs (else they
@@ -117,7 +166,7 @@ if [[ -n "$compare" ]]; then
     exit 2
   fi
   if ! "$report" --compare "$compare" "$compare" --tolerance "$tolerance" --min-baseline "$min_baseline" \
-       --list-worse >/dev/null 2>"$work/check"; then
+       "${excluded[@]}" --list-worse >/dev/null 2>"$work/check"; then
     sed -e '/^usage:/,$d' -e 's/^distdl-bench-report: /bench.sh: /' "$work/check" >&2
     exit 2
   fi
@@ -143,7 +192,7 @@ run_layer() {
 
 workers=$(read -ra list <<<"$ranks"; IFS=,; echo "${list[*]}")
 echo "bench.sh: simulator, workers $workers"
-run_sim "$workers" "$work/sim.json"
+step "the simulator run" run_sim "$workers" "$work/sim.json"
 
 # Shared-memory transport without cross-process memory access (containers often forbid it),
 # as in the test suite; override by exporting the variable.
@@ -151,35 +200,33 @@ export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_cop
 if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 for n in $ranks; do
   echo "bench.sh: Open MPI, $n ranks"
-  run_mpi "$n" "$work/mpi$n.json"
+  step "the Open MPI run on $n ranks" run_mpi "$n" "$work/mpi$n.json"
 done
 for l in $layers; do
   echo "bench.sh: layer benchmark $l"
-  run_layer "$l" "$work/layer_$l.json"
+  step "the layer benchmark $l" run_layer "$l" "$work/layer_$l.json"
 done
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ "$commit" != unknown && -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
   commit="$commit (with uncommitted changes)"
 fi
-"$report" --out-dir "$out" --commit "$commit" "$work"/sim.json "$work"/mpi*.json \
+step "writing the report" "$report" --out-dir "$out" --commit "$commit" "$work"/sim.json "$work"/mpi*.json \
   $(for l in $layers; do echo "$work/layer_$l.json"; done)
 
 [[ -n "$compare" ]] || exit 0
-compared=(--compare "$work/old.json" "$out/bench.json" --tolerance "$tolerance" --min-baseline "$min_baseline")
-# The layer benchmarks left out on purpose (--layers) are not missing.
-left_out=()
-for l in conv pool linear; do [[ " $layers " == *" $l "* ]] || left_out+=("$l"); done
-if ((${#left_out[@]})); then
-  compared+=(--exclude "^($(IFS='|'; echo "${left_out[*]}"))_layer/")
-  echo "bench.sh: not compared (left out by --layers): ${left_out[*]/%/_layer}"
-fi
+compared=(--compare "$work/old.json" "$out/bench.json" --tolerance "$tolerance" --min-baseline "$min_baseline"
+  "${excluded[@]}")
+for line in "${not_compared[@]}"; do echo "bench.sh: not compared $line"; done
 echo "bench.sh: comparing with $compare (tolerance $tolerance, up to $retries re-runs of a worse benchmark)"
 # Each attempt re-runs ours and baseline of the workloads still worse (one run per transport and
 # worker count); its summary joins the comparison as a --retry.
 for ((attempt = 1; attempt <= retries; attempt++)); do
   # An assignment, not < <(...): a failure ends the run here rather than being printed again below.
-  worse_list=$("$report" "${compared[@]}" --list-worse)
+  worse_list=$("$report" "${compared[@]}" --list-worse) || {
+    echo "bench.sh: listing the worse benchmarks failed (exit status $?); nothing was compared" >&2
+    exit 3
+  }
   worse=()
   [[ -z "$worse_list" ]] || mapfile -t worse <<<"$worse_list"
   ((${#worse[@]})) || break
@@ -201,14 +248,16 @@ for ((attempt = 1; attempt <= retries; attempt++)); do
   for key in "${!groups[@]}"; do
     read -r transport n <<<"$key"
     filter="--benchmark_filter=^(ours|baseline)/(${groups[$key]})(/|\$)"
-    "run_$transport" "$n" "$dir/runs/$transport$n.json" "$filter"
+    step "re-run $attempt on $transport, $n workers" "run_$transport" "$n" "$dir/runs/$transport$n.json" "$filter"
   done
   for l in "${!layer_runs[@]}"; do
-    run_layer "$l" "$dir/runs/layer_$l.json" --workloads "${layer_runs[$l]}"
+    step "re-run $attempt of the layer benchmark $l" run_layer "$l" "$dir/runs/layer_$l.json" \
+      --workloads "${layer_runs[$l]}"
   done
   unset groups layer_runs
   if compgen -G "$dir/runs/*.json" >/dev/null; then
-    "$report" --out-dir "$dir" --commit "$commit" "$dir"/runs/*.json >/dev/null
+    step "writing the report of re-run $attempt" "$report" --out-dir "$dir" --commit "$commit" "$dir"/runs/*.json \
+      >/dev/null
     compared+=(--retry "$dir/bench.json")
   fi
 done

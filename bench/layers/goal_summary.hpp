@@ -234,12 +234,15 @@ inline void print_help() {
         "  --quick            2 repetitions of at least 0.05 s (direction only)\n"
         "  --report-out FILE  also write each layer, its baseline and its kernels alone (fastest\n"
         "                     repetitions) as Google Benchmark JSON for distdl-bench-report, under\n"
-        "                     workload names such as conv_layer/sim/w4/feature, with the goals as\n"
-        "                     targets (scripts/bench.sh runs it so)\n"
+        "                     the workload names <name>_layer/sim/w4/<layer> (the report's; the\n"
+        "                     closing table names this program's), with the goals as targets\n"
+        "                     (scripts/bench.sh runs it so); exit status 1 when there is nothing to\n"
+        "                     write (a single repetition, or a layer without its baseline)\n"
         "  --workloads LIST   run only the benchmarks of these workloads (comma-separated, names as\n"
         "                     in the report: the layer, its baseline, its kernels alone); scripts/\n"
         "                     bench.sh re-runs the worse ones so\n"
-        "  (--report-out=FILE and --workloads=LIST work too; -h is --help; a usage error exits 2)\n\n",
+        "  (--report-out=FILE and --workloads=LIST work too; -h is --help; a usage error exits 2,\n"
+        "  and so does a filter that matches no benchmark)\n\n",
         about_layer_benchmark);
     benchmark::PrintDefaultHelp();
 }
@@ -321,11 +324,27 @@ inline int run_layer_benchmarks(int argc, char** argv, const char* about, goal_s
     std::printf("%s\n", about);
     goal_summary summary(std::move(compare), std::move(floor_of),
                          detail::colored(rest) ? goal_summary::OO_ColorTabular : goal_summary::OO_Tabular);
-    benchmark::RunSpecifiedBenchmarks(&summary);
+    const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&summary);
     summary.print();
     benchmark::Shutdown();
+    // A run of nothing, or a report of nothing, would pass for a run that measured something.
+    if (ran == 0) {
+        std::fprintf(stderr, "%s: no benchmark matches the filter given: nothing was run\n", argv[0]);
+        if (!report_out.empty()) std::remove(report_out.c_str());
+        return usage_error;
+    }
     if (!report_out.empty()) {
-        report << summary.report_json(quick).dump(1) << "\n";
+        const nlohmann::json pairs = summary.report_json(quick);
+        if (pairs["benchmarks"].empty()) {
+            report.close();
+            std::remove(report_out.c_str());
+            std::fprintf(stderr,
+                         "%s: nothing to write to --report-out %s: it needs a layer and its baseline in the run, "
+                         "with 2 or more repetitions\n",
+                         argv[0], report_out.c_str());
+            return 1;
+        }
+        report << pairs.dump(1) << "\n";
         report.close();
         if (!report) {
             std::fprintf(stderr, "%s: cannot write --report-out %s\n", argv[0], report_out.c_str());

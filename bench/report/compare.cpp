@@ -201,6 +201,7 @@ comparison compare(const results& old_run, const results& new_run, double tolera
         } else {
             row.verdict = *row.new_ratio < *old_ratio / (1 + tolerance) ? "better" : "ok";
         }
+        c.compared += row.verdict != "MISSING" && row.verdict != "skipped";
         c.rows.push_back(row);
     }
     for (const auto& [name, new_w] : new_run.workloads) {
@@ -231,7 +232,8 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
            "tolerance in a re-run; ours ok: the ratio worse in every attempt but not ours' own time, "
            "allowing for the machine's speed (the median change of the baselines' times of the same transport "
            "and worker count, or of the transport where fewer than 3 workloads tell; of a layer benchmark: the "
-           "layers' own baselines); skipped: a baseline "
+           "layers' own baselines); better: the ratio fell by more than the tolerance (the old report may "
+           "be due for an update); skipped: a baseline "
            "faster than the floor (timer noise), not compared; new: no old ratio to compare with\n";
     for (const auto& r : c.rows) {
         if (r.verdict == "MISSING")
@@ -273,6 +275,12 @@ int print_comparison(std::ostream& out, const comparison& c, double tolerance) {
         }
         out << "\n";
         return 0;
+    }
+    if (c.worse == 0 && c.missing == 0) {
+        out << "FAIL: nothing was compared (" << c.rows.size()
+            << " workloads, each new or skipped): the old results share no workload with the new run, or "
+               "every baseline is below the floor\n";
+        return 1;
     }
     out << "FAIL: " << c.worse << (c.worse == 1 ? " regression" : " regressions");
     if (c.worse > 0) {

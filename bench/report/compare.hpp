@@ -51,7 +51,9 @@ struct comparison {
     std::vector<comparison_row> rows;
     int worse = 0;
     int missing = 0;
-    bool passed() const { return worse == 0 && missing == 0; }
+    int compared = 0;  // rows whose old and new ratios were set against each other (not new, skipped, missing)
+    // A comparison of nothing (every workload new or skipped) proves nothing: it does not pass.
+    bool passed() const { return worse == 0 && missing == 0 && compared > 0; }
     // The workloads whose verdict is WORSE so far (what a further re-run should repeat).
     std::vector<std::string> worse_workloads() const;
 };
@@ -64,8 +66,8 @@ comparison compare(const results& old_run, const results& new_run, double tolera
                    const std::vector<results>& retries = {});
 
 // A Markdown table of the rows (with the attempts of every flagged row and the ratio of each)
-// and closing lines naming what failed; returns the exit status: 0 when nothing regressed or
-// went missing, 1 otherwise.
+// and closing lines naming what failed; returns the exit status: 0 when something was compared
+// and nothing regressed or went missing, 1 otherwise.
 int print_comparison(std::ostream& out, const comparison& c, double tolerance);
 
 }  // namespace distdl::bench::report

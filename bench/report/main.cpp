@@ -1,8 +1,10 @@
 // distdl-bench-report: turns distdl-bench's Google Benchmark JSON into reports/bench.md,
 // bench.json and bench.svg, and compares two bench.json summaries (regression check).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/report/compare.hpp"
@@ -27,7 +30,8 @@ const char* usage =
     "                           [--min-baseline S] [--exclude REGEX] [--list-worse]\n"
     "\n"
     "First form: reads Google Benchmark JSON files written by distdl-bench (--out) and writes\n"
-    "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports).\n"
+    "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports; created\n"
+    "if missing). A benchmark in two files is refused.\n"
     "Second form: compares two summaries (bench.json) workload by workload: a ratio to baseline\n"
     "(ours / baseline time) that grew by more than T (default 0.25 = 25%) is flagged; each\n"
     "--retry (a summary of a re-run of the flagged workloads, oldest first; scripts/bench.sh makes\n"
@@ -37,23 +41,31 @@ const char* usage =
     "baselines' times of its transport and worker count, or of its transport where fewer than 3\n"
     "workloads tell; the layer benchmarks' <name>_layer workloads: of their own baselines): a\n"
     "ratio worse while ours' own time is not (its baseline ran faster, or the machine slower) is\n"
-    "'ours ok' and passes. A workload of OLD without a ratio in NEW is MISSING; one of NEW\n"
-    "without a ratio in OLD is new; one whose baseline took less than S seconds per iteration in\n"
-    "either run (default 1e-6) is skipped, as its ratio measures the clock. Prints a table (the\n"
-    "attempts of each flagged workload with their ratios) and the names of the regressions; exit\n"
-    "status 0 when nothing is WORSE or MISSING, 1 otherwise, 2 on bad input.\n"
+    "'ours ok' and passes; a ratio that fell by more than T is 'better'. A workload of OLD without\n"
+    "a ratio in NEW is MISSING; one of NEW without a ratio in OLD is new; one whose baseline took\n"
+    "less than S seconds per iteration in either run (default 1e-6) is skipped, as its ratio\n"
+    "measures the clock. Prints a table (the attempts of each flagged workload with their ratios)\n"
+    "and the names of the regressions; exit status 0 when something was compared and nothing is\n"
+    "WORSE or MISSING, 1 otherwise (also when nothing was compared), 2 on bad input (also an OLD\n"
+    "without any ratio).\n"
     "--exclude REGEX leaves the workloads whose names it matches (ECMAScript, anywhere in the\n"
     "name) out of every run compared: for workloads not run on purpose (scripts/bench.sh passes\n"
-    "the layer benchmarks that --layers left out), which would otherwise be MISSING.\n"
+    "the layer benchmarks that --layers left out), which would otherwise be MISSING. One that\n"
+    "leaves OLD without a ratio (\"\" matches every name) is bad input.\n"
+    "Options take their value as the next argument or after '=' (--tolerance=0.5); numbers are\n"
+    "plain decimals (0.25, 1e-6).\n"
     "--list-worse prints only the WORSE workloads, one per line (what to re-run), exit status 0.\n"
     "-h, --help prints this text.\n";
 
 // A report file, Google Benchmark's (`benchmark_output`: NaN and inf allowed) or a summary.
 nlohmann::json read_json(const std::string& path, bool benchmark_output) {
+    if (std::filesystem::is_directory(path)) throw std::runtime_error(path + " is a directory, not a JSON file");
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open " + path);
     std::ostringstream text;
     text << in.rdbuf();
+    if (text.str().find_first_not_of(" \t\r\n") == std::string::npos)
+        throw std::runtime_error(path + " is empty (a run that wrote nothing, or failed before writing?)");
     // Neither file nests deeper than a few levels; a deeper one would only cost stack.
     constexpr int max_depth = 64;
     const auto shallow = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
@@ -100,16 +112,19 @@ std::string utc_now() {
 }
 
 void write_file(const std::string& path, const std::string& text) {
+    std::error_code ignored;  // a folder that cannot be made shows as the file that cannot be written
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
     std::ofstream out(path);
     out << text;
     if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 double non_negative(const std::string& flag, const std::string& text) {
-    // strtod, not stod: a value too small for a double (1e-400) is 0 or nearly, not an error.
-    char* end = nullptr;
-    const double v = text.empty() ? -1 : std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() || !(v >= 0) || !std::isfinite(v))
+    // Plain decimals, as scripts/bench.sh takes them (no sign, hex, spaces or inf); strtod, not
+    // stod: a value too small for a double (1e-400) is 0 or nearly, not an error.
+    static const std::regex decimal(R"(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?)");
+    const double v = std::regex_match(text, decimal) ? std::strtod(text.c_str(), nullptr) : -1;
+    if (!(v >= 0) || !std::isfinite(v))
         throw std::invalid_argument(flag + " must be a number >= 0, got '" + text + "'");
     return v;
 }
@@ -119,16 +134,24 @@ int run(const std::vector<std::string>& args) {
     double tolerance = default_tolerance;
     double min_baseline = default_min_baseline_seconds;
     bool comparing = false, list_worse = false;
-    std::vector<std::string> inputs, retries;
+    std::vector<std::string> inputs, retries, report_options, compare_options;
     std::optional<std::regex> exclude;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
+        // "--name=value" is "--name value".
+        const std::size_t equals = args[i].rfind("--", 0) == 0 ? args[i].find('=') : std::string::npos;
+        const std::string a = args[i].substr(0, equals);
+        std::optional<std::string> attached;
+        if (equals != std::string::npos) attached = args[i].substr(equals + 1);
         // An option's value; another option in its place means the value is missing.
         auto value = [&](const char* what = "a value") -> std::string {
+            if (attached) return *std::exchange(attached, std::nullopt);
             if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
                 throw std::invalid_argument(a + " needs " + what);
             return args[++i];
         };
+        if (a == "--out-dir" || a == "--commit" || a == "--date") report_options.push_back(a);
+        if (a == "--tolerance" || a == "--min-baseline" || a == "--retry" || a == "--exclude" || a == "--list-worse")
+            compare_options.push_back(a);
         if (a == "--help" || a == "-h") {
             std::cout << usage;
             return 0;
@@ -157,21 +180,40 @@ int run(const std::vector<std::string>& args) {
             } catch (const std::regex_error& e) {
                 throw std::invalid_argument("--exclude '" + pattern + "' is not a regular expression: " + e.what());
             }
-        } else if (a.rfind("--", 0) == 0) {
+        } else if (a.size() > 1 && a[0] == '-') {
             throw std::invalid_argument("unknown option '" + a + "'");
         } else {
             inputs.push_back(a);
         }
+        if (attached) throw std::invalid_argument(a + " takes no value, got '" + args[i] + "'");
     }
+    // An option of the other form would be ignored: say so instead.
+    if (comparing && !report_options.empty())
+        throw std::invalid_argument(report_options.front() + " is for writing a report, not for --compare");
+    if (!comparing && !compare_options.empty())
+        throw std::invalid_argument(compare_options.front() + " needs --compare");
     if (comparing) {
-        if (!inputs.empty()) throw std::invalid_argument("--compare takes exactly OLD.json NEW.json");
+        if (!inputs.empty())
+            throw std::invalid_argument("--compare takes exactly OLD.json NEW.json, got a third file '" + inputs.front() +
+                                        "'");
         // A summary without the excluded workloads.
+        std::size_t excluded = 0;  // of the last file loaded
         const auto load = [&](const std::string& path) {
             results r = naming_file(path, "", [&] { return from_json(read_json(path, false)); });
-            if (exclude) std::erase_if(r.workloads, [&](const auto& w) { return std::regex_search(w.first, *exclude); });
+            if (exclude)
+                excluded = std::erase_if(r.workloads, [&](const auto& w) { return std::regex_search(w.first, *exclude); });
             return r;
         };
-        const results old_run = load(compare_old), new_run = load(compare_new);
+        const results old_run = load(compare_old);
+        const std::size_t excluded_old = excluded;
+        const results new_run = load(compare_new);
+        if (std::none_of(old_run.workloads.begin(), old_run.workloads.end(), [](const auto& w) {
+                return w.second.ratio().has_value();
+            }))
+            throw std::runtime_error(compare_old + ": no workload with a ratio to compare with" +
+                                     (exclude ? " (after --exclude, which left out " +
+                                                    std::to_string(excluded_old) + " of OLD's workloads)"
+                                              : ""));
         std::vector<results> retry_runs;
         for (const auto& path : retries) retry_runs.push_back(load(path));
         const comparison c = compare(old_run, new_run, tolerance, min_baseline, retry_runs);
@@ -181,8 +223,6 @@ int run(const std::vector<std::string>& args) {
         }
         return print_comparison(std::cout, c, tolerance);
     }
-    if (!retries.empty() || list_worse || exclude)
-        throw std::invalid_argument("--retry, --exclude and --list-worse need --compare");
     if (inputs.empty()) throw std::invalid_argument("no benchmark JSON files given");
     results r;
     r.cpu = cpu_model();
@@ -210,7 +250,10 @@ int main(int argc, char** argv) {
     try {
         return run(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const std::invalid_argument& e) {
-        std::cerr << "distdl-bench-report: " << e.what() << "\n" << usage;
+        // The synopsis (up to the blank line), not the whole text: the first line is what matters.
+        const std::string text = usage;
+        std::cerr << "distdl-bench-report: " << e.what() << "\n"
+                  << text.substr(0, text.find("\n\n") + 1) << "(--help for more)\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "distdl-bench-report: " << e.what() << "\n";

@@ -29,7 +29,14 @@ std::optional<double> optional_number(const nlohmann::json& j, const char* key) 
 
 // "string \"1.5\"", "number -2", "array": a value for a message (containers by type alone).
 std::string describe(const nlohmann::json& value) {
+    if (value.is_null()) return "null";
     return std::string(value.type_name()) + (value.is_primitive() ? " " + value.dump() : "");
+}
+
+// run[key] of a Google Benchmark run, which it always writes (`where` names the run).
+const nlohmann::json& required(const nlohmann::json& run, const char* key, const std::string& where) {
+    if (!run.contains(key)) throw std::runtime_error(where + ": " + key + ": missing");
+    return run[key];
 }
 
 // A time in seconds that a ratio can rest on: a positive, finite number (`where` names it).
@@ -40,10 +47,12 @@ double positive_time(const nlohmann::json& value, double unit, const std::string
     return seconds;
 }
 
-role_result read_run(const nlohmann::json& run) {
+role_result read_run(const nlohmann::json& run, const std::string& where) {
     role_result r;
-    r.seconds = positive_time(run.at("real_time"), seconds_per(run.value("time_unit", "ns")),
-                              "benchmark " + run.value("name", "?") + ": real_time");
+    const nlohmann::json& unit = required(run, "time_unit", where);
+    if (!unit.is_string()) throw std::runtime_error(where + ": time_unit: expected a string, got " + describe(unit));
+    r.seconds = positive_time(required(run, "real_time", where), seconds_per(unit.get<std::string>()),
+                              where + ": real_time");
     r.bytes_per_second = optional_number(run, "bytes_per_second").value_or(0.0);
     r.messages_per_iteration = optional_number(run, "msgs_per_iter");
     r.faults_per_iteration = optional_number(run, "faults_per_iter");
@@ -142,6 +151,10 @@ std::string null_for_non_finite(const std::string& text) {
 }
 
 void add_benchmark_json(results& into, const nlohmann::json& document) {
+    if (document.is_object() && document.contains("schema") && !document.contains("context"))
+        throw std::runtime_error("a summary (bench.json), not Google Benchmark output: summaries go to --compare");
+    if (!document.is_object() || !document.contains("context") || !document.contains("benchmarks"))
+        throw std::runtime_error("expected Google Benchmark output (an object with \"context\" and \"benchmarks\")");
     const auto& context = document.at("context");
     if (context.value("quick", "false") == "true") into.quick = true;
     // Medians of repeated runs replace the runs; otherwise runs of one name are averaged.
@@ -152,10 +165,10 @@ void add_benchmark_json(results& into, const nlohmann::json& document) {
         if (run.contains("error_occurred") && run["error_occurred"].get<bool>())
             throw std::runtime_error("benchmark " + run.value("name", "?") + " reported an error: " +
                                      run.value("error_message", ""));
-        const auto key = split_name(run.at("run_name").get<std::string>());
+        const auto key = split_name(required(run, "run_name", "benchmark " + run.value("name", "?")).get<std::string>());
         const std::string type = run.value("run_type", "iteration");
         if (type == "aggregate" && run.value("aggregate_name", "") != "median") continue;
-        (type == "aggregate" ? medians : runs)[key].push_back(read_run(run));
+        (type == "aggregate" ? medians : runs)[key].push_back(read_run(run, "benchmark " + run.value("name", "?")));
         runs[key];  // a name with only aggregates (--benchmark_report_aggregates_only) is a run too
         if (run.contains("label")) labels[key.second] = run["label"].get<std::string>();
         if (const auto target = optional_number(run, "target_ratio")) targets[key.second] = *target;
@@ -174,6 +187,10 @@ void add_benchmark_json(results& into, const nlohmann::json& document) {
             }
         }
         auto& w = into.workloads[key.second];
+        // Two files of one benchmark (a run given twice, or two runs mixed): which one counts?
+        if (w.roles.count(key.first))
+            throw std::runtime_error("benchmark " + key.first + "/" + key.second +
+                                     " is also in a file before this one: give each run once");
         if (labels.count(key.second)) w.label = labels[key.second];
         if (targets.count(key.second)) w.target = targets[key.second];
         w.roles[key.first] = r;
@@ -209,9 +226,22 @@ results from_json(const nlohmann::json& document) {
     if (!document.is_object() || document.value("schema", 0) != 1 || !document.contains("benchmarks"))
         throw std::runtime_error("not a distdl benchmark summary (expected an object with \"schema\": 1 and "
                                  "\"benchmarks\"; Google Benchmark output goes through distdl-bench-report first)");
+    // Every field of the type it must have: a wrong one is named, not skipped.
+    const auto check = [](const nlohmann::json& value, bool ok, const std::string& where, const char* what) {
+        if (!ok) throw std::runtime_error(where + ": expected " + what + ", got " + describe(value));
+    };
+    static const nlohmann::json no_machine = nlohmann::json::object();
+    const nlohmann::json& machine = document.contains("machine") ? document["machine"] : no_machine;
+    check(machine, machine.is_object(), "machine", "an object");
+    if (machine.contains("cpu")) check(machine["cpu"], machine["cpu"].is_string(), "machine.cpu", "a string");
+    if (machine.contains("cores"))
+        check(machine["cores"], machine["cores"].is_number_unsigned(), "machine.cores", "a count");
+    for (const char* key : {"commit", "date"})
+        if (document.contains(key)) check(document[key], document[key].is_string(), key, "a string");
+    if (document.contains("quick")) check(document["quick"], document["quick"].is_boolean(), "quick", "true or false");
     results r;
-    r.cpu = document.value("machine", nlohmann::json::object()).value("cpu", "");
-    r.cores = document.value("machine", nlohmann::json::object()).value("cores", 0u);
+    r.cpu = machine.value("cpu", "");
+    r.cores = machine.value("cores", 0u);
     r.commit = document.value("commit", "");
     r.date = document.value("date", "");
     r.quick = document.value("quick", false);
@@ -220,15 +250,17 @@ results from_json(const nlohmann::json& document) {
                                  std::string(document.at("benchmarks").type_name()));
     for (const auto& [name, j] : document.at("benchmarks").items()) {
         const std::string where = "benchmark '" + name + "'";
-        if (segments(name).size() < 2)
-            throw std::runtime_error(where + " in the summary is not a workload <group>/<...>");
-        // Every field of the type it must have: a wrong one is named, not skipped.
+        const auto parts = segments(name);
+        if (parts.size() < 2 || std::find(parts.begin(), parts.end(), "") != parts.end() || name.back() == '/')
+            throw std::runtime_error(where + " in the summary is not a workload <group>/<...> (no empty segment)");
         const auto expect = [&](const nlohmann::json& value, bool ok, const std::string& field, const char* what) {
-            if (!ok) throw std::runtime_error(where + ": " + field + ": expected " + what + ", got " + describe(value));
+            check(value, ok, where + ": " + field, what);
         };
         expect(j, j.is_object(), "value", "an object");
         if (j.contains("label")) expect(j["label"], j["label"].is_string(), "label", "a string");
-        if (j.contains("target")) expect(j["target"], j["target"].is_number(), "target", "a number");
+        // The ratio is written for readers; the comparison computes it again from the roles' seconds.
+        for (const char* key : {"target", "ratio"})
+            if (j.contains(key)) expect(j[key], j[key].is_number(), key, "a number");
         if (j.contains("roles")) expect(j["roles"], j["roles"].is_object(), "roles", "an object");
         workload_result w;
         w.label = j.value("label", "");

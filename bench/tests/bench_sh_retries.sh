@@ -4,9 +4,11 @@
 # noise after one re-run, one worse in every attempt fails and is named, only the worse
 # workloads are re-run (under mpiexec -n <workers> for Open MPI ones), a layer benchmark's
 # regression re-runs that benchmark's worse workloads only (--workloads), layer benchmarks left
-# out by --layers are not compared, --retries 0 fails on the first run and counts are decimal;
-# usage errors (a bad --layers, --ranks or --bin, an OLD or a --tolerance distdl-bench-report
-# refuses) exit 2 with one message naming the argument, before any benchmark runs.
+# out by --layers, worker counts left out by --ranks and what --exclude names are not compared, a
+# failing step (mpiexec) exits 3, relative paths are the caller's, --retries 0 fails on the first
+# run and counts are decimal; usage errors (a bad --layers, --ranks or --bin, an OLD or a
+# --tolerance or --exclude distdl-bench-report refuses) exit 2 with one message naming the
+# argument, before any benchmark runs.
 set -euo pipefail
 report=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -79,6 +81,28 @@ run left_out conv_layer/sim/w4/steady flaky/mpi/w4/large -- --layers ""
 [[ $status -eq 0 ]] || fail "left_out: exit status $status, expected 0"$'\n'"$output"
 expect "bench.sh: not compared (left out by --layers): conv_layer pool_layer linear_layer"
 grep -qF "conv_layer/sim/w4/steady" <<<"$output" && fail "left_out: conv_layer/sim/w4/steady compared:"$'\n'"$output"
+# Worker counts left out by --ranks (here 16) are not compared either; nor what --exclude names
+# (what a filter after -- leaves out).
+run ranks_left_out steady/mpi/w4/large steady/mpi/w16/large steady/sim/w16/large -- --layers ""
+[[ $status -eq 0 ]] || fail "ranks_left_out: exit status $status, expected 0"$'\n'"$output"
+expect "bench.sh: not compared (left out by --ranks): the workloads of 16 workers"
+grep -qF "w16" <<<"$(grep '^|' <<<"$output")" && fail "ranks_left_out: a w16 workload compared:"$'\n'"$output"
+run excluded steady/mpi/w4/large filtered/mpi/w4/large -- --layers "" --exclude '^filtered/'
+[[ $status -eq 0 ]] || fail "excluded: exit status $status, expected 0"$'\n'"$output"
+expect "bench.sh: not compared (--exclude): the workloads matching ^filtered/"
+# A step that fails (here mpiexec) ends the run with exit status 3, not a regression's 1.
+MPIEXEC=false run mpiexec_fails steady/mpi/w4/large -- --layers ""
+[[ $status -eq 3 ]] || fail "mpiexec_fails: exit status $status, expected 3"$'\n'"$output"
+expect "bench.sh: the Open MPI run on 4 ranks failed (exit status 1); nothing was compared"
+# Relative paths are the caller's: OLD and --out below the directory bench.sh is started in.
+mkdir -p "$t/caller"
+summary steady/mpi/w4/large >"$t/caller/old.json"
+export FAKE_BENCH_STATE="$t/caller/state"
+mkdir -p "$FAKE_BENCH_STATE"
+(cd "$t/caller" && bash "$root/scripts/bench.sh" --bin ../bin --ranks 4 --layers "" --out rel --compare old.json \
+  >/dev/null 2>&1) || fail "relative paths: bench.sh failed"
+[[ -f "$t/caller/rel/bench.json" ]] || fail "relative paths: no $t/caller/rel/bench.json"
+
 # Counts are decimal: 08 is eight re-runs (not bash's octal error), 010 ten.
 run leading_zero flaky/mpi/w4/large -- --retries 08 --layers ""
 [[ $status -eq 0 ]] || fail "leading_zero: exit status $status, expected 0"$'\n'"$output"
@@ -114,6 +138,12 @@ run no_bin steady/mpi/w4/large -- --layers "" --bin /nonexistent
 refused "bench.sh: --bin /nonexistent: no such directory"
 run no_layer_bin steady/mpi/w4/large -- --layers pool
 refused "bench.sh: --bin $t/bin has no program layers/pool_bench"
+run directory_old steady/mpi/w4/large -- --layers "" --compare "$t"
+refused "bench.sh: --compare $t: not a file"
+run exclude_empty steady/mpi/w4/large -- --layers "" --exclude ''
+refused "bench.sh: --exclude needs a regular expression"
+run exclude_all steady/mpi/w4/large -- --layers "" --exclude 'x*'
+refused "no workload with a ratio to compare with (after --exclude"
 run blank_ranks steady/mpi/w4/large -- --layers "" --ranks " "
 refused "bench.sh: --ranks needs at least one of 4 and 16, got ' '"
 echo "bench_sh_retries: all cases passed"

@@ -294,6 +294,21 @@ TEST(compare, a_baseline_below_the_floor_is_skipped_not_failed) {
     EXPECT_EQ(row->verdict, "skipped");
 }
 
+// A comparison in which no workload had an old and a new ratio to set against each other proves
+// nothing, and does not pass.
+TEST(compare, a_comparison_of_nothing_fails) {
+    const comparison skipped = compare(load("old.json"), load("old.json"), default_tolerance, 1e9);
+    EXPECT_EQ(skipped.compared, 0);
+    EXPECT_FALSE(skipped.passed());
+    EXPECT_TRUE(contains(printed(skipped, 1), "FAIL: nothing was compared (3 workloads, each new or skipped)"));
+    const comparison disjoint = compare(summary({{"a/sim/w4/large", 1, 1}}), summary({{"b/sim/w4/large", 1, 1}}));
+    EXPECT_EQ(disjoint.missing, 1);
+    EXPECT_FALSE(disjoint.passed());
+    const comparison same = compare(load("old.json"), load("old.json"));
+    EXPECT_EQ(same.compared, 3);
+    EXPECT_TRUE(same.passed());
+}
+
 TEST(results, google_benchmark_output_is_refused_as_a_summary) {
     const auto raw = nlohmann::json::parse(R"({"context": {}, "benchmarks": []})");
     try {
@@ -329,6 +344,8 @@ TEST(results, a_summary_field_of_the_wrong_type_or_a_time_not_positive_is_refuse
     EXPECT_EQ(summary_error({{"roles", {{"ours", {{"time", 1.0}}}}}}),
               where + "roles.ours: expected an object with \"seconds\", got object");
     EXPECT_EQ(summary_error({{"target", "1.1"}}), where + "target: expected a number, got string \"1.1\"");
+    EXPECT_EQ(summary_error({{"ratio", "x"}}), where + "ratio: expected a number, got string \"x\"");
+    EXPECT_EQ(summary_error(with_ours(nullptr)), where + "roles.ours.seconds: expected a positive time, got null");
     EXPECT_EQ(summary_error(with_ours(1.0)), "no error");
 }
 
@@ -379,6 +396,55 @@ TEST(results, benchmark_names_split_into_role_and_workload) {
                   std::string::npos)
             << e.what();
     }
+}
+
+// The summary's own fields, by name; and a workload name with an empty segment.
+TEST(results, a_summary_header_field_of_the_wrong_type_is_refused_naming_it) {
+    const auto error = [](const char* key, const nlohmann::json& value) {
+        nlohmann::json doc{{"schema", 1}, {"benchmarks", nlohmann::json::object()}};
+        doc[key] = value;
+        try {
+            from_json(doc);
+        } catch (const std::runtime_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(error("machine", "x"), "machine: expected an object, got string \"x\"");
+    EXPECT_EQ(error("machine", {{"cores", -2}}), "machine.cores: expected a count, got number -2");
+    EXPECT_EQ(error("quick", "yes"), "quick: expected true or false, got string \"yes\"");
+    EXPECT_EQ(error("commit", 3), "commit: expected a string, got number 3");
+    EXPECT_EQ(error("commit", "abc"), "no error");
+    EXPECT_NE(summary_error(nullptr).find("value: expected an object"), std::string::npos);
+    const nlohmann::json doc{{"schema", 1}, {"benchmarks", {{"a//b", {{"label", "x"}}}}}};
+    EXPECT_THROW(from_json(doc), std::runtime_error);
+}
+
+// Google Benchmark output: the fields it always writes are required by name, a summary given
+// in its place is named as one, and a benchmark given twice (two files of one run) is refused.
+TEST(results, google_benchmark_output_is_read_strictly) {
+    const auto run = [](const char* drop) {
+        nlohmann::json r{{"name", "ours/x/mpi/w4/large"}, {"run_name", "ours/x/mpi/w4/large"},
+                         {"run_type", "iteration"}, {"real_time", 1.0}, {"time_unit", "ms"}};
+        if (drop) r.erase(drop);
+        return nlohmann::json{{"context", nlohmann::json::object()}, {"benchmarks", {r}}};
+    };
+    const auto error = [](const nlohmann::json& doc, results& into) {
+        try {
+            add_benchmark_json(into, doc);
+        } catch (const std::runtime_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    results r;
+    EXPECT_EQ(error(run("real_time"), r), "benchmark ours/x/mpi/w4/large: real_time: missing");
+    EXPECT_EQ(error(run("time_unit"), r), "benchmark ours/x/mpi/w4/large: time_unit: missing");
+    EXPECT_EQ(error(nlohmann::json{{"schema", 1}, {"benchmarks", nlohmann::json::object()}}, r),
+              "a summary (bench.json), not Google Benchmark output: summaries go to --compare");
+    EXPECT_EQ(error(run(nullptr), r), "no error");
+    EXPECT_EQ(error(run(nullptr), r),
+              "benchmark ours/x/mpi/w4/large is also in a file before this one: give each run once");
 }
 
 TEST(results, google_benchmark_runs_pair_into_ratios) {
