@@ -147,7 +147,7 @@ step() {
   local what=$1 status=0
   shift
   "$@" || status=$?
-  ((status == 0)) || { echo "bench.sh: $what failed (exit status $status); nothing was compared" >&2; exit 3; }
+  ((status == 0)) || { echo "bench.sh: $what failed (exit status $status); stopped" >&2; exit 3; }
 }
 if [[ -z "$bin" ]]; then
   step "configuring the release preset" cmake --preset release >/dev/null
@@ -224,7 +224,7 @@ echo "bench.sh: comparing with $compare (tolerance $tolerance, up to $retries re
 for ((attempt = 1; attempt <= retries; attempt++)); do
   # An assignment, not < <(...): a failure ends the run here rather than being printed again below.
   worse_list=$("$report" "${compared[@]}" --list-worse) || {
-    echo "bench.sh: listing the worse benchmarks failed (exit status $?); nothing was compared" >&2
+    echo "bench.sh: listing the worse benchmarks failed (exit status $?); stopped" >&2
     exit 3
   }
   worse=()

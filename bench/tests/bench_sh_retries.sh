@@ -93,7 +93,7 @@ expect "bench.sh: not compared (--exclude): the workloads matching ^filtered/"
 # A step that fails (here mpiexec) ends the run with exit status 3, not a regression's 1.
 MPIEXEC=false run mpiexec_fails steady/mpi/w4/large -- --layers ""
 [[ $status -eq 3 ]] || fail "mpiexec_fails: exit status $status, expected 3"$'\n'"$output"
-expect "bench.sh: the Open MPI run on 4 ranks failed (exit status 1); nothing was compared"
+expect "bench.sh: the Open MPI run on 4 ranks failed (exit status 1); stopped"
 # Relative paths are the caller's: OLD and --out below the directory bench.sh is started in.
 mkdir -p "$t/caller"
 summary steady/mpi/w4/large >"$t/caller/old.json"
