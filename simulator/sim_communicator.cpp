@@ -66,16 +66,6 @@ std::string modified_send(const context_state& context, int source, int dest, in
            "data, the new data or a mixture";
 }
 
-// The message of a deferred send while its data is still in the send buffer, else null.
-// Caller holds the lock.
-const message* still_deferred(const deferred_send& d) {
-    auto ch = d.context->channels.find(d.channel);
-    if (ch == d.context->channels.end()) return nullptr;
-    auto found = ch->second.pending.find(d.number);
-    if (found == ch->second.pending.end() || found->second.deferred == nullptr) return nullptr;
-    return &found->second;
-}
-
 // Moves one deferred message (context.hpp) out of its send buffer; called by the sending rank
 // only, with the lock held (let go during the copy): straight into its receive buffer if that
 // has been posted, else, if `buffer(d, message)`, into pooled storage. Returns false if it
@@ -126,9 +116,9 @@ bool move_deferred_message(world& w, std::unique_lock<std::mutex>& held, const d
 
 // Sends are buffered: the data is on its way once they exist. `copied` is the fingerprint of
 // the buffer taken while isend copied it; the wait checks that the buffer still has it. A
-// deferred send's buffer is checked when its data moves instead (in a blocking call of its
-// rank, at the latest in its wait), and again at the wait if a collective that writes over
-// it moved it early (world::overwritten).
+// deferred send's buffer is checked when its data moves (in a blocking call of its rank, at the
+// latest in its wait), and again at the wait if it moved in an earlier call: the buffer must
+// keep its data until the send's wait, however early the data left it.
 class send_request final : public sim_request {
   public:
     send_request(std::shared_ptr<const request_anchor> anchor, int rank, int dest, int tag,
@@ -144,8 +134,6 @@ class send_request final : public sim_request {
                 auto held = owner_->lock();
                 owner_->throw_if_aborted();
                 const int me = context_->members[static_cast<std::size_t>(rank_)];
-                auto& overwritten = owner_->overwritten(me);
-                std::erase_if(overwritten, [this](const deferred_send& d) { return is(d); });
                 auto& list = owner_->deferred(me);
                 std::string modified;
                 std::vector<int> wake;
@@ -172,17 +160,15 @@ class send_request final : public sim_request {
         return d.number == number_ && d.context.get() == context_ && d.channel == std::make_tuple(dest_, rank_, tag_);
     }
 
-    // Throws sim::send_buffer_modified if the buffer of a send copied at isend changed since.
-    // Reads only this rank's buffer and the request: the caller need not hold the lock.
+    // Throws sim::send_buffer_modified if the buffer of a send copied at isend, or of a deferred
+    // send whose data has moved already, changed since (a deferred send still in its buffer is
+    // checked as its data moves). Reads only this rank's buffer, the request and this rank's
+    // list of deferred sends, which only this rank's thread changes: the caller need not hold
+    // the lock.
     void verify_copied_buffer() const {
-        if (!deferred_) verify();
-    }
-
-    // The same for a deferred send listed in `overwritten`, which it leaves (otherwise its check
-    // is part of moving its data). Caller holds the lock.
-    void verify_overwritten_buffer(std::vector<deferred_send>& overwritten) const {
-        const auto mine = [this](const deferred_send& d) { return is(d); };
-        if (deferred_ && !overwritten.empty() && std::erase_if(overwritten, mine) != 0) verify();
+        if (!deferred_) return verify();
+        const auto& still = owner_->deferred(context_->members[static_cast<std::size_t>(rank_)]);
+        if (std::none_of(still.begin(), still.end(), [this](const deferred_send& d) { return is(d); })) verify();
     }
 
     std::string describe() const override {
@@ -469,11 +455,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
     for (const auto* send : sends) send->verify_copied_buffer();
     auto held = world_->lock();
     world_->throw_if_aborted();
-    auto& overwritten = world_->overwritten(world_rank());
-    for (auto* send : sends) {
-        send->verify_overwritten_buffer(overwritten);
-        send->mark_waited();
-    }
+    for (auto* send : sends) send->mark_waited();
     // Deferred sends move now if their receives are posted, the others as their receives get
     // posted while this rank waits; those of this wait's sends still unreceived once its
     // receives are done go into pooled storage: a wait never blocks on a send (after it the
@@ -485,16 +467,19 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
     move_deferred(held, false);
     // Woken once every receive is ready, or earlier for a large buffered message (copying it
     // out overlaps with the others' arrival): a small exchange costs one wake-up, not one per
-    // message.
+    // message. pending[0, known) have arrived, and stay so until this rank takes them, so each
+    // check looks only at what came since: a wait on thousands of receives stays linear, not
+    // quadratic (a large buffered message is noticed early only once those before it arrived).
+    std::size_t known = 0;
     const std::function<bool()> ready_enough = [&] {
         if (deferred_receivable()) return true;
-        bool all = true;
-        for (const recv_request* r : pending) {
-            const message* m = r->arrived();
-            if (m == nullptr) all = false;
-            else if (!m->delivered && m->count * size_of(m->type) >= early_copy_out_bytes) return true;
+        while (known < pending.size()) {
+            const message* m = pending[known]->arrived();
+            if (m == nullptr) return false;
+            ++known;
+            if (!m->delivered && m->count * size_of(m->type) >= early_copy_out_bytes) return true;
         }
-        return all;
+        return true;
     };
     const std::function<std::string()> describe = [&] {
         std::string out = "waits in wait_all for ";
@@ -506,18 +491,19 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         world_->wait_until(held, world_rank(), ready_enough, describe);
         move_deferred(held, false);
         arrived.clear();
-        std::size_t buffered_bytes = 0;
-        for (auto it = pending.begin(); it != pending.end();) {
-            if ((*it)->ready()) {
-                (*it)->mark_waited();
-                arrived.emplace_back(*it, (*it)->take());
-                const message& m = arrived.back().second;
-                if (!m.delivered) buffered_bytes += m.count * size_of(m.type);
-                it = pending.erase(it);
-            } else {
-                ++it;
+        std::size_t buffered_bytes = 0, kept = 0;
+        for (recv_request* r : pending) {  // in one pass: erasing one at a time is quadratic
+            if (!r->ready()) {
+                pending[kept++] = r;
+                continue;
             }
+            r->mark_waited();
+            arrived.emplace_back(r, r->take());
+            const message& m = arrived.back().second;
+            if (!m.delivered) buffered_bytes += m.count * size_of(m.type);
         }
+        pending.resize(kept);
+        known = 0;
         // Buffered data is copied out without the lock (the receive buffers are this rank's),
         // unless it is so little that letting the lock go would cost more.
         const bool unlocked = buffered_bytes > copy_unlocked_bytes;
@@ -596,14 +582,10 @@ void sim_communicator::run_collective(collective_call call) {
     // This rank's deferred sends stay deferred in the collective, which serves them as their
     // receives get posted (wait_serving_deferred): only those already receivable move now, and
     // those whose buffer this rank's collective writes go into pooled storage first (serving
-    // one must never read a buffer that the collective may be writing meanwhile).
+    // one must never read a buffer that the collective may be writing meanwhile; the send's
+    // wait checks that buffer again, as for any deferred send that moved before it).
     if (!world_->deferred(world_rank()).empty()) {
         const written_span written = written_bytes(call, rank_, static_cast<std::size_t>(n));
-        for (const deferred_send& d : world_->deferred(world_rank())) {
-            const message* m = still_deferred(d);
-            if (m != nullptr && overlaps(*m, written))
-                world_->overwritten(world_rank()).push_back(d);  // its buffer is checked again at its wait
-        }
         const std::string modified_before =
             move_deferred_where(held, [&](const deferred_send&, const message& m) { return overlaps(m, written); });
         if (!modified_before.empty()) throw send_buffer_modified(modified_before);

@@ -24,7 +24,7 @@ int spin_limit(int nranks) {
 }  // namespace
 
 world::world(int nranks)
-    : ranks_(static_cast<std::size_t>(nranks)), overwritten_(static_cast<std::size_t>(nranks)), running_(nranks),
+    : ranks_(static_cast<std::size_t>(nranks)), running_(nranks),
       spin_limit_(spin_limit(nranks)) {}
 
 void world::throw_if_aborted() const {

@@ -85,12 +85,6 @@ class world {
     // The deferred messages the rank sent that are still in its send buffers (only that rank's
     // thread changes its list).
     std::vector<deferred_send>& deferred(int world_rank) { return ranks_[static_cast<std::size_t>(world_rank)].deferred; }
-    // Deferred messages of the rank moved out early, at the start of a collective of the rank
-    // that writes their send buffer: that buffer is checked against its isend fingerprint
-    // again at the send's wait (only that rank's thread changes its list).
-    std::vector<deferred_send>& overwritten(int world_rank) {
-        return overwritten_[static_cast<std::size_t>(world_rank)];
-    }
     deferred_moves& moves_of_deferred() { return deferred_moves_; }
     // A request was created / was completed by wait_all.
     void request_created() { ++live_requests_; }
@@ -136,7 +130,6 @@ class world {
 
     std::mutex mutex_;
     std::vector<rank_state> ranks_;
-    std::vector<std::vector<deferred_send>> overwritten_;  // by world rank (rarely used: kept out of rank_state)
     int running_;      // ranks neither blocked (un-notified) nor finished; not yet started counts as running
     int blocked_ = 0;  // ranks inside wait_until
     std::atomic<int> spinning_{0};

@@ -194,14 +194,15 @@ int run(const std::vector<std::string>& args) {
         throw std::invalid_argument(compare_options.front() + " needs --compare");
     if (comparing) {
         if (!inputs.empty())
-            throw std::invalid_argument("--compare takes exactly OLD.json NEW.json, got a third file '" + inputs.front() +
-                                        "'");
+            throw std::invalid_argument("--compare takes exactly OLD.json NEW.json, got a third file '" +
+                                        inputs.front() + "'");
         // A summary without the excluded workloads.
         std::size_t excluded = 0;  // of the last file loaded
         const auto load = [&](const std::string& path) {
             results r = naming_file(path, "", [&] { return from_json(read_json(path, false)); });
             if (exclude)
-                excluded = std::erase_if(r.workloads, [&](const auto& w) { return std::regex_search(w.first, *exclude); });
+                excluded = std::erase_if(r.workloads,
+                                         [&](const auto& w) { return std::regex_search(w.first, *exclude); });
             return r;
         };
         const results old_run = load(compare_old);

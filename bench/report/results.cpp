@@ -165,10 +165,11 @@ void add_benchmark_json(results& into, const nlohmann::json& document) {
         if (run.contains("error_occurred") && run["error_occurred"].get<bool>())
             throw std::runtime_error("benchmark " + run.value("name", "?") + " reported an error: " +
                                      run.value("error_message", ""));
-        const auto key = split_name(required(run, "run_name", "benchmark " + run.value("name", "?")).get<std::string>());
+        const std::string where = "benchmark " + run.value("name", "?");
+        const auto key = split_name(required(run, "run_name", where).get<std::string>());
         const std::string type = run.value("run_type", "iteration");
         if (type == "aggregate" && run.value("aggregate_name", "") != "median") continue;
-        (type == "aggregate" ? medians : runs)[key].push_back(read_run(run, "benchmark " + run.value("name", "?")));
+        (type == "aggregate" ? medians : runs)[key].push_back(read_run(run, where));
         runs[key];  // a name with only aggregates (--benchmark_report_aggregates_only) is a run too
         if (run.contains("label")) labels[key.second] = run["label"].get<std::string>();
         if (const auto target = optional_number(run, "target_ratio")) targets[key.second] = *target;

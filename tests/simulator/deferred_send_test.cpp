@@ -367,6 +367,43 @@ TEST(sim_deferred_send, a_collective_that_writes_a_deferred_send_buffer_is_caugh
     }
 }
 
+// The common mistake "wait for the receives, reuse the send buffer, then wait for the sends":
+// the data left the buffer in the first wait (the peer had posted its receive), but under MPI a
+// large send may still read its buffer until its own wait completes.
+TEST(sim_deferred_send, a_buffer_changed_after_its_data_moved_but_before_its_wait_is_caught) {
+    for (const bool modify : {false, true}) {
+        const auto body = [modify](const comm_ptr& world) {
+            std::vector<double> out = pattern(20 + world->rank()), in(large);
+            const int peer = 1 - world->rank();
+            if (world->rank() == 0) {
+                auto sent = world->isend(out.data(), large, dtype::float64, peer, 0);  // deferred: not posted yet
+                world->barrier();
+                sim_test::wait_one(world, world->irecv(in.data(), large, dtype::float64, peer, 1));
+                if (modify) out[7] = -1.0;  // the data has moved, the send is not complete
+                sim_test::wait_one(world, std::move(sent));
+            } else {
+                world->barrier();
+                std::vector<request> reqs;
+                reqs.push_back(world->irecv(in.data(), large, dtype::float64, peer, 0));  // before its own send
+                reqs.push_back(world->isend(out.data(), large, dtype::float64, peer, 1));
+                world->wait_all(reqs);
+                EXPECT_TRUE(same_bits(in, pattern(20)));
+            }
+        };
+        if (!modify) {
+            sim::run(2, body);
+            continue;
+        }
+        try {
+            sim::run(2, body);
+            FAIL() << "expected sim::send_buffer_modified";
+        } catch (const sim::send_buffer_modified& e) {
+            EXPECT_NE(std::string(e.what()).find("rank 0 modified the buffer of its isend"), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 TEST(sim_deferred_send, a_buffer_changed_before_a_collective_moves_it_is_caught) {
     EXPECT_THROW(sim::run(2,
                           [](const comm_ptr& world) {

@@ -199,6 +199,30 @@ TEST(sim_scale, sub_communicators_of_1024_ranks_work_in_parallel) {
     }
 }
 
+// A rank blocked in one wait_all on tens of thousands of receives while its peer sends them:
+// each arrival looks only at the receives not known to have arrived, so this takes a fraction of
+// a second (it took 12 s when every arrival rescanned them all, 55 s for 40,000).
+TEST(sim_scale, a_wait_on_20000_receives_gets_every_message_in_order) {
+    constexpr int n = sanitized ? 4000 : 20000;
+    distdl::sim::run(2, [](const comm_ptr& world) {
+        std::vector<double> data(n);
+        std::vector<distdl::request> requests;
+        if (world->rank() == 1) {
+            for (int i = 0; i < n; ++i) requests.push_back(world->irecv(&data[i], 1, distdl::dtype::float64, 0, i % 3));
+            world->barrier();
+            world->wait_all(requests);
+            for (int i = 0; i < n; ++i) ASSERT_EQ(data[i], i) << "receive " << i;
+        } else {
+            world->barrier();
+            for (int i = 0; i < n; ++i) {
+                data[i] = i;
+                requests.push_back(world->isend(&data[i], 1, distdl::dtype::float64, 1, i % 3));
+            }
+            world->wait_all(requests);
+        }
+    });
+}
+
 TEST(sim_scale, rank_lists_stay_short) {
     using sim::format_ranks;
     EXPECT_EQ(format_ranks({}), "[]");
