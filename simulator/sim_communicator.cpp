@@ -274,6 +274,40 @@ class recv_request final : public sim_request {
     channel* channel_;
 };
 
+// An ibroadcast, whose data moved at its call: until its wait the root's buffer is still MPI's
+// to read, so the root's wait checks that it kept its data (a fingerprint taken at the call,
+// as an isend's; the others' buffers are not fingerprinted: two more passes over every
+// member's copy of a large broadcast). A request never waited on is reported at the end of the
+// world, as any.
+class broadcast_request final : public sim_request {
+  public:
+    broadcast_request(std::shared_ptr<const request_anchor> anchor, int rank, int root, const void* buf,
+                      std::size_t count, dtype type)
+        : sim_request(std::move(anchor), rank), root_(root), buf_(buf), count_(count), type_(type),
+          fingerprint_(rank == root ? fingerprint(buf, count * size_of(type)) : 0) {}
+    ~broadcast_request() override { report_if_unwaited(); }
+
+    // Reads only this rank's buffer and the request: the caller need not hold the lock.
+    void verify() const {
+        if (rank_ != root_ || fingerprint(buf_, count_ * size_of(type_)) == fingerprint_) return;
+        throw send_buffer_modified("sim: " + who(*context_, rank_) + " modified the buffer of its " + describe() +
+                                   " before the broadcast completed in wait_all; under MPI the others could get the "
+                                   "old data, the new data or a mixture");
+    }
+
+    std::string describe() const override {
+        return "ibroadcast of " + std::to_string(count_) + " x " + to_string(type_) + " from " + who(*context_, root_) +
+               " on " + name(*context_);
+    }
+
+  private:
+    int root_;
+    const void* buf_;
+    std::size_t count_;
+    dtype type_;
+    std::uint64_t fingerprint_;
+};
+
 // A send at most this large copies its data while holding the world lock: letting the lock
 // go and taking it again would cost more than the copy (and another rank a wait on the lock).
 constexpr std::size_t copy_unlocked_bytes = 16 * 1024;
@@ -436,6 +470,7 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
 void sim_communicator::do_wait_all(std::vector<request>& requests) {
     std::vector<send_request*> sends;
     std::vector<recv_request*> pending;
+    std::vector<broadcast_request*> broadcasts;
     sends.reserve(requests.size());
     pending.reserve(requests.size());
     for (auto& r : requests) {
@@ -443,19 +478,22 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         // for every message.)
         request_state* given = r.get();
         const std::type_info& type = given == nullptr ? typeid(void) : typeid(*given);
-        const bool is_send = type == typeid(send_request);
-        DISTDL_REQUIRE((is_send || type == typeid(recv_request)) &&
+        const bool is_send = type == typeid(send_request), is_broadcast = type == typeid(broadcast_request);
+        DISTDL_REQUIRE((is_send || is_broadcast || type == typeid(recv_request)) &&
                            static_cast<sim_request*>(given)->owner() == world_.get(),
                        "sim: wait_all was given a request of another transport or another simulated world");
         if (is_send) sends.push_back(static_cast<send_request*>(given));
+        else if (is_broadcast) broadcasts.push_back(static_cast<broadcast_request*>(given));
         else pending.push_back(static_cast<recv_request*>(given));
     }
     // Outside the lock: reading a large buffer again takes about as long as copying it did, and
     // meanwhile every rank's communication would wait for the lock.
     for (const auto* send : sends) send->verify_copied_buffer();
+    for (const auto* broadcast : broadcasts) broadcast->verify();
     auto held = world_->lock();
     world_->throw_if_aborted();
     for (auto* send : sends) send->mark_waited();
+    for (auto* broadcast : broadcasts) broadcast->mark_waited();
     // Deferred sends move now if their receives are posted, the others as their receives get
     // posted while this rank waits; those of this wait's sends still unreceived once its
     // receives are done go into pooled storage: a wait never blocks on a send (after it the
@@ -842,7 +880,10 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
 // its own call is a deadlock here, reported as such).
 request sim_communicator::do_ibroadcast(void* buf, std::size_t count, dtype type, int root) {
     do_broadcast(buf, count, type, root);
-    return completed_request();
+    auto made = std::make_unique<broadcast_request>(anchor_, rank_, root, buf, count, type);
+    auto held = world_->lock();
+    world_->request_created();
+    return made;
 }
 
 }  // namespace distdl::sim

@@ -1,9 +1,9 @@
 // The communicator contract, nonblocking broadcast (ibroadcast): from every root, bit-exact for
 // any bit pattern (NaN payloads, -0.0), waited alone or in one wait_all with point-to-point
 // requests, large and empty, the root's buffer readable while it is in flight, traffic counted
-// like broadcast, argument errors refused before anything moves, and a request dropped
-// unwaited (an exception unwinding the caller) still completes. Written once for every
-// transport.
+// like broadcast, and argument errors refused before anything moves. Written once for every
+// transport. (A request dropped unwaited completes on Open MPI, transport_mpi_test.cpp, and is
+// reported by the simulator, strictness_test.cpp.)
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -134,10 +134,3 @@ DISTDL_CHECK(ibroadcast_argument_errors, world_size >= 1) {
 
 // A request destroyed without wait_all (as when an exception unwinds past it) completes the
 // broadcast: afterwards the buffer holds the data and the next collective matches.
-DISTDL_CHECK(ibroadcast_dropped_request_completes, world_size >= 1) {
-    const int r = world->rank();
-    std::vector<double> buf(3, r == 0 ? 4.25 : 0.0);
-    { const distdl::request dropped = world->ibroadcast(buf.data(), buf.size(), 0); }
-    for (double v : buf) DCHECK_EQ(v, 4.25);
-    DCHECK_EQ(world->all_reduce_sum<std::int64_t>(1), static_cast<std::int64_t>(world->size()));
-}

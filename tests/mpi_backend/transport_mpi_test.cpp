@@ -92,6 +92,15 @@ TEST(mpi_communicator, a_dropped_receive_is_cancelled) {
     EXPECT_EQ(in, -1.0);
 }
 
+// An ibroadcast request dropped unwaited (an exception unwinding its caller) still completes:
+// its destructor waits, so no rank is left in the broadcast.
+TEST(mpi_communicator, a_dropped_ibroadcast_completes) {
+    std::vector<double> buf(3, world()->rank() == 0 ? 4.25 : 0.0);
+    { const request dropped = world()->ibroadcast(buf.data(), buf.size(), 0); }
+    for (double v : buf) EXPECT_EQ(v, 4.25);
+    EXPECT_EQ(world()->all_reduce_sum<std::int64_t>(1), world()->size());
+}
+
 TEST(mpi_communicator, in_place_reductions_and_gathers) {
     const int n = world()->size(), me = world()->rank();
     double v[2] = {1.0 * me, 1.0};

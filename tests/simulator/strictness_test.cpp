@@ -132,6 +132,33 @@ TEST(sim_strict, a_send_buffer_changed_before_the_wait_is_an_error) {
     }
 }
 
+// An ibroadcast's data moves at its call, but the request is MPI's until its wait: one never
+// waited on is reported, and so is a root's buffer written before the wait (MPI may still be
+// reading it). (Another member's buffer is not checked.)
+TEST(sim_strict, ibroadcast_requests_are_waited_and_the_root_buffer_left_alone_until_then) {
+    const auto broadcast_then = [](int writer) {
+        return [writer](const comm_ptr& world) {
+            std::vector<double> data(4, world->rank() == 0 ? 2.5 : 0.0);
+            auto pending = world->ibroadcast(data.data(), data.size(), 0);
+            if (world->rank() == writer) data[2] = -1.0;
+            wait_one(world, std::move(pending));
+        };
+    };
+    EXPECT_NO_THROW(sim::run(3, broadcast_then(-1)));
+    try {
+        sim::run(3, broadcast_then(0));
+        FAIL() << "run did not throw (the root wrote into its buffer)";
+    } catch (const sim::send_buffer_modified& e) {
+        expect_contains(e.what(), {"rank 0 modified the buffer of its ibroadcast of 4 x float64 from rank 0",
+                                   "before the broadcast completed in wait_all"});
+    }
+    const auto what = unfinished_message(2, [](const comm_ptr& world) {
+        double x = 1;
+        auto dropped = world->ibroadcast(&x, 1, 0);  // the data arrives, but the request is never waited on
+    });
+    expect_contains(what, {"2 request(s) never waited on", "rank 1: 1 x ibroadcast of 1 x float64 from rank 0"});
+}
+
 TEST(sim_strict, a_send_buffer_changed_after_the_wait_is_fine) {
     EXPECT_NO_THROW(sim::run(2, [](const comm_ptr& world) {
         std::vector<double> data = {1, 2};
