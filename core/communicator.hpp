@@ -2,7 +2,9 @@
 // The one interface both transports (simulator/, mpi_backend/) implement. The public,
 // non-virtual functions check their arguments once for every transport (ranks, tags, null
 // buffers, a dtype none of dtype's, sizes whose bytes do not fit in 64 bits) and count traffic;
-// the protected do_* functions are what a transport provides.
+// the protected do_* functions are what a transport provides. A rank's communicators and
+// requests are used from one thread, the rank's own (Open MPI is initialized with
+// MPI_THREAD_FUNNELED; the simulator refuses other threads with sim::wrong_thread).
 #include <cstddef>
 #include <cstdint>
 #include <map>

@@ -28,6 +28,14 @@ class collective_mismatch : public error {
     using error::error;
 };
 
+// A rank's communicator or request used from another thread than that rank's (a thread the
+// body started, or another rank's): each rank communicates from its own thread only, as under
+// MPI_THREAD_FUNNELED, which the Open MPI transport asks for.
+class wrong_thread : public error {
+  public:
+    using error::error;
+};
+
 // A receive met a message of another size or dtype than it expected.
 class message_mismatch : public error {
   public:

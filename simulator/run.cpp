@@ -36,6 +36,7 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
     try {
         for (int r = 0; r < nranks; ++r) {
             threads.emplace_back([&body, &owner, comm = comms[static_cast<std::size_t>(r)], r] {
+                this_rank_thread() = {owner.get(), r};
                 try {
                     body(comm);
                 } catch (...) {

@@ -28,6 +28,7 @@ class sim_request : public request_state {
     sim_request& operator=(const sim_request&) = delete;
 
     const world* owner() const { return owner_; }
+    int world_rank() const { return context_->members[static_cast<std::size_t>(rank_)]; }
     // Caller holds the world lock.
     void mark_waited() {
         if (!waited_) owner_->request_waited();
@@ -352,6 +353,20 @@ sim_communicator::sim_communicator(std::shared_ptr<world> owner, std::shared_ptr
     : world_(std::move(owner)), context_(std::move(context)), rank_(rank),
       anchor_(std::make_shared<const request_anchor>(request_anchor{world_, context_})) {}
 
+std::unique_lock<std::mutex> sim_communicator::lock_for_call() const {
+    auto held = world_->lock();
+    world_->throw_if_aborted();
+    const rank_thread& caller = this_rank_thread();
+    if (caller.owner != world_.get() || caller.rank != world_rank())
+        throw wrong_thread("sim: the communicator of rank " + std::to_string(world_rank()) + " (" + name(*context_) +
+                           ") used from " +
+                           (caller.owner == world_.get() ? "the thread of rank " + std::to_string(caller.rank)
+                                                         : std::string("a thread that is no rank of its world")) +
+                           "; each rank communicates from its own thread only (as under MPI_THREAD_FUNNELED, "
+                           "which the Open MPI transport asks for)");
+    return held;
+}
+
 void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const std::vector<int>& world_ranks) {
     if (world_ranks.empty()) return;
     held.unlock();
@@ -370,8 +385,7 @@ request sim_communicator::do_isend_box(const void* array, const strided_layout& 
 request sim_communicator::post_send(const void* buf, const strided_layout& layout, std::size_t count, dtype type,
                                     int dest, int tag) {
     const std::size_t bytes = count * size_of(type);
-    auto held = world_->lock();
-    world_->throw_if_aborted();
+    auto held = lock_for_call();
     const int dest_world = context_->members[static_cast<std::size_t>(dest)];
     channel& ch = context_->channel_at({dest, rank_, tag});
     const std::uint64_t number = ch.next_send++;
@@ -445,8 +459,7 @@ request sim_communicator::do_irecv_box(void* array, const strided_layout& layout
 
 request sim_communicator::post_receive(void* buf, const strided_layout& layout, std::size_t count, dtype type,
                                        int source, int tag) {
-    auto held = world_->lock();
-    world_->throw_if_aborted();
+    auto held = lock_for_call();
     channel& ch = context_->channel_at({rank_, source, tag});
     const std::uint64_t number = ch.next_recv++;
     auto posted =
@@ -482,6 +495,10 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         DISTDL_REQUIRE((is_send || is_broadcast || type == typeid(recv_request)) &&
                            static_cast<sim_request*>(given)->owner() == world_.get(),
                        "sim: wait_all was given a request of another transport or another simulated world");
+        const int made_by = static_cast<sim_request*>(given)->world_rank();
+        if (made_by != world_rank())
+            throw wrong_thread("sim: rank " + std::to_string(world_rank()) + " waits on a request of rank " +
+                               std::to_string(made_by) + "; a request is waited on by the rank that made it");
         if (is_send) sends.push_back(static_cast<send_request*>(given));
         else if (is_broadcast) broadcasts.push_back(static_cast<broadcast_request*>(given));
         else pending.push_back(static_cast<recv_request*>(given));
@@ -490,8 +507,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
     // meanwhile every rank's communication would wait for the lock.
     for (const auto* send : sends) send->verify_copied_buffer();
     for (const auto* broadcast : broadcasts) broadcast->verify();
-    auto held = world_->lock();
-    world_->throw_if_aborted();
+    auto held = lock_for_call();
     for (auto* send : sends) send->mark_waited();
     for (auto* broadcast : broadcasts) broadcast->mark_waited();
     // Deferred sends move now if their receives are posted, the others as their receives get
@@ -615,8 +631,7 @@ deferred_moves sim_communicator::deferred_moves_so_far() const {
 void sim_communicator::run_collective(collective_call call) {
     const std::uint64_t number = collectives_called_++;
     const int n = size();
-    auto held = world_->lock();
-    world_->throw_if_aborted();
+    auto held = lock_for_call();
     // This rank's deferred sends stay deferred in the collective, which serves them as their
     // receives get posted (wait_serving_deferred): only those already receivable move now, and
     // those whose buffer this rank's collective writes go into pooled storage first (serving
@@ -811,8 +826,7 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
     const std::uint64_t serial = creations_called_[member_set_key(members_sorted)]++;
     auto key = std::make_pair(std::move(members_sorted), serial);
 
-    auto held = world_->lock();
-    world_->throw_if_aborted();
+    auto held = lock_for_call();
     move_deferred(held, false);  // the others are served while this rank waits here
     world_->throw_if_aborted();
     auto& slot = context_->creations[key];

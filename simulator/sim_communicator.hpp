@@ -69,6 +69,10 @@ class sim_communicator final : public communicator {
     request post_send(const void* array, const strided_layout& layout, std::size_t count, dtype type, int dest, int tag);
     request post_receive(void* array, const strided_layout& layout, std::size_t count, dtype type, int source, int tag);
     int world_rank() const { return context_->members[static_cast<std::size_t>(rank_)]; }
+    // The world's lock for a call of this communicator, once it is known that the world still
+    // runs (sim::world_ended, sim::aborted) and that the caller is this rank's thread
+    // (sim::wrong_thread).
+    std::unique_lock<std::mutex> lock_for_call() const;
     void run_collective(collective_call call);
     // Signals ranks marked woken (world::mark_woken) with the lock released, then retakes it:
     // woken ranks find the lock free instead of blocking on it again, one after another.

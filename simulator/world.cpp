@@ -23,6 +23,11 @@ int spin_limit(int nranks) {
 
 }  // namespace
 
+rank_thread& this_rank_thread() {
+    thread_local rank_thread mine;
+    return mine;
+}
+
 world::world(int nranks)
     : ranks_(static_cast<std::size_t>(nranks)), running_(nranks),
       spin_limit_(spin_limit(nranks)) {}

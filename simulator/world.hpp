@@ -43,6 +43,16 @@ struct deferred_moves {
     std::size_t buffered = 0;
 };
 
+class world;
+
+// The rank whose body the calling thread runs (sim::run sets it in each rank's thread): no
+// world and rank -1 in any other thread.
+struct rank_thread {
+    const world* owner = nullptr;
+    int rank = -1;
+};
+rank_thread& this_rank_thread();
+
 class world {
   public:
     explicit world(int nranks);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "simulator/run.hpp"
@@ -157,6 +158,43 @@ TEST(sim_strict, ibroadcast_requests_are_waited_and_the_root_buffer_left_alone_u
         auto dropped = world->ibroadcast(&x, 1, 0);  // the data arrives, but the request is never waited on
     });
     expect_contains(what, {"2 request(s) never waited on", "rank 1: 1 x ibroadcast of 1 x float64 from rank 0"});
+}
+
+// Each rank communicates from its own thread (MPI_THREAD_FUNNELED on Open MPI): a thread the
+// body starts, or another rank, using its communicator or its requests is named as such,
+// instead of a deadlock or a message left over that blames the wrong rank.
+TEST(sim_strict, a_rank_communicates_from_its_own_thread_only) {
+    try {
+        sim::run(2, [](const comm_ptr& world) {
+            std::exception_ptr failed;
+            std::thread helper([&] {
+                try {
+                    world->barrier();
+                } catch (...) {
+                    failed = std::current_exception();
+                }
+            });
+            helper.join();
+            if (failed) std::rethrow_exception(failed);
+        });
+        FAIL() << "run did not throw";
+    } catch (const sim::rank_failure& e) {
+        expect_contains(e.what(), {"the communicator of rank", "used from a thread that is no rank of its world",
+                                   "each rank communicates from its own thread only"});
+    }
+    std::vector<distdl::request> made(1);
+    try {
+        sim::run(2, [&](const comm_ptr& world) {
+            static double x = 0;
+            if (world->rank() == 0) made[0] = world->isend(&x, 1, 1, 0);
+            world->barrier();
+            if (world->rank() == 1) world->wait_all(made);  // rank 0's request
+        });
+        FAIL() << "run did not throw";
+    } catch (const sim::rank_failure& e) {
+        expect_contains(e.what(), {"rank 1: sim: rank 1 waits on a request of rank 0"});
+    }
+    made.clear();
 }
 
 TEST(sim_strict, a_send_buffer_changed_after_the_wait_is_fine) {
