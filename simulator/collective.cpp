@@ -27,7 +27,7 @@ std::string to_string(collective_op op) {
 
 std::string describe(const collective_call& call) {
     std::ostringstream out;
-    out << to_string(call.op) << '(';
+    out << (call.nonblocking ? "i" : "") << to_string(call.op) << '(';
     switch (call.op) {
         case collective_op::broadcast:
         case collective_op::reduce_sum:
@@ -44,6 +44,9 @@ std::string describe(const collective_call& call) {
         case collective_op::barrier: break;
     }
     out << ')';
+    // The simulator runs it at its call: a member that waits for a message before it calls
+    // ibroadcast leaves the others here, where MPI would let them go on to their waits.
+    if (call.nonblocking) out << " (run at its call by the simulator, which MPI need not do)";
     return out.str();
 }
 

@@ -23,6 +23,7 @@ struct collective_call {
     dtype type = dtype::byte;
     std::size_t count = 0;  // elements per rank (unused by all_to_all_v and barrier)
     int root = -1;          // broadcast and reduce_sum only
+    bool nonblocking = false;  // an ibroadcast (matched as a broadcast), for descriptions
     const void* send = nullptr;
     void* recv = nullptr;   // may be null where the rank receives nothing
     // all_to_all_v only, copied so the call can be described after the caller has left.

@@ -51,8 +51,9 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
         const std::string why = "sim::run: could not start the thread of rank " + std::to_string(threads.size()) +
                                 " of " + std::to_string(nranks) + " (" + e.what() +
                                 "); every simulated rank is a thread of this process, and the system limits them "
-                                "(ulimit -u, /proc/sys/kernel/threads-max, and vm.max_map_count: two mappings per "
-                                "thread)";
+                                "(ulimit -u, /proc/sys/kernel/threads-max, vm.max_map_count: two mappings per "
+                                "thread, and the address space, ulimit -v, which each thread's stack, ulimit -s, "
+                                "takes from)";
         owner->abort(why);
         for (auto& t : threads) t.join();
         owner->end();

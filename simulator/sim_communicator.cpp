@@ -747,6 +747,10 @@ void sim_communicator::run_collective(collective_call call) {
 }
 
 void sim_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {
+    broadcast_as(buf, count, type, root, false);
+}
+
+void sim_communicator::broadcast_as(void* buf, std::size_t count, dtype type, int root, bool nonblocking) {
     collective_call c;
     c.op = collective_op::broadcast;
     c.type = type;
@@ -754,6 +758,7 @@ void sim_communicator::do_broadcast(void* buf, std::size_t count, dtype type, in
     c.root = root;
     c.send = buf;
     c.recv = buf;
+    c.nonblocking = nonblocking;
     run_collective(std::move(c));
 }
 
@@ -893,7 +898,7 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
 // that waits between the call and its wait_all for a message another member sends only after
 // its own call is a deadlock here, reported as such).
 request sim_communicator::do_ibroadcast(void* buf, std::size_t count, dtype type, int root) {
-    do_broadcast(buf, count, type, root);
+    broadcast_as(buf, count, type, root, true);
     auto made = std::make_unique<broadcast_request>(anchor_, rank_, root, buf, count, type);
     auto held = world_->lock();
     world_->request_created();

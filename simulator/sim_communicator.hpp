@@ -73,6 +73,8 @@ class sim_communicator final : public communicator {
     // runs (sim::world_ended, sim::aborted) and that the caller is this rank's thread
     // (sim::wrong_thread).
     std::unique_lock<std::mutex> lock_for_call() const;
+    // broadcast, or with `nonblocking` ibroadcast's (described as such in diagnostics).
+    void broadcast_as(void* buf, std::size_t count, dtype type, int root, bool nonblocking);
     void run_collective(collective_call call);
     // Signals ranks marked woken (world::mark_woken) with the lock released, then retakes it:
     // woken ranks find the lock free instead of blocking on it again, one after another.

@@ -137,9 +137,12 @@ void world::check_deadlock_locked() {
     states.reserve(ranks_.size());
     for (std::size_t i = 0; i < ranks_.size(); ++i)
         states.emplace_back(static_cast<int>(i), ranks_[i].blocked ? (*ranks_[i].describe)() : "has finished");
-    const std::string message = "deadlock: no rank can make progress (" + std::to_string(blocked_) + " of " +
-                                std::to_string(ranks_.size()) + " ranks blocked, the others finished): " +
-                                summarize_ranks(states);
+    const std::size_t blocked = blocked_, n = ranks_.size();
+    const std::string message = "deadlock: no rank can make progress (" +
+                                (blocked == n ? "all " + std::to_string(n) + " ranks blocked"
+                                              : std::to_string(blocked) + " of " + std::to_string(n) +
+                                                    " ranks blocked, the others finished") +
+                                "): " + summarize_ranks(states);
     if (!first_error_) first_error_ = std::make_exception_ptr(deadlock(message));
     abort_locked(true, message);
 }

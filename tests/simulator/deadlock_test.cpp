@@ -72,8 +72,25 @@ TEST(sim_deadlock, two_ranks_receiving_first) {
         wait_one(world, world->irecv(&x, 1, other, 3));
         wait_one(world, world->isend(&x, 1, other, 3));
     });
-    expect_contains(what, {"rank 0 waits in wait_all for a message from rank 1 with tag 3",
+    expect_contains(what, {"(all 2 ranks blocked)", "rank 0 waits in wait_all for a message from rank 1 with tag 3",
                            "rank 1 waits in wait_all for a message from rank 0 with tag 3"});
+}
+
+// Legal under MPI, a deadlock here (ibroadcast runs at its call): the report says so.
+TEST(sim_deadlock, an_ibroadcast_waiting_for_a_late_member_is_named_as_one) {
+    const auto what = deadlock_message(2, [](const comm_ptr& world) {
+        double x = 1, y = 0;
+        if (world->rank() == 0) {
+            auto pending = world->ibroadcast(&x, 1, 0);
+            wait_one(world, world->isend(&x, 1, 1, 7));
+            wait_one(world, std::move(pending));
+        } else {
+            wait_one(world, world->irecv(&y, 1, 0, 7));  // before its own ibroadcast
+            wait_one(world, world->ibroadcast(&x, 1, 0));
+        }
+    });
+    expect_contains(what, {"rank 0 waits in ibroadcast(1 x float64, root 0) (run at its call by the simulator",
+                           "rank 1 waits in wait_all for a message from rank 0 with tag 7"});
 }
 
 TEST(sim_deadlock, a_message_with_the_wrong_tag_does_not_help) {
@@ -82,7 +99,8 @@ TEST(sim_deadlock, a_message_with_the_wrong_tag_does_not_help) {
         if (world->rank() == 1) wait_one(world, world->isend(&x, 1, 0, 1));
         else wait_one(world, world->irecv(&x, 1, 1, 2));
     });
-    expect_contains(what, {"rank 0 waits in wait_all for a message from rank 1 with tag 2", "rank 1 has finished"});
+    expect_contains(what, {"(1 of 2 ranks blocked, the others finished)",
+                           "rank 0 waits in wait_all for a message from rank 1 with tag 2", "rank 1 has finished"});
 }
 
 TEST(sim_deadlock, a_barrier_missing_a_rank) {
