@@ -224,6 +224,10 @@ DISTDL_CHECK(pool_refuses_pieces_of_no_balanced_split, world_size >= 3) {
                           "has shape [1,3,4], but the pieces along dimension 1");
             DCHECK_THROWS(layer.forward(world->rank() == 0 ? tensor<double>(xt::ones<double>(shape_t{2, 4})) : piece(4)),
                           distdl::invalid_argument, "has shape [2,4], expected 3 dimensions");
+            // One dimension too many on the last worker (its first three extents fit the split).
+            DCHECK_THROWS(layer.forward(world->rank() == 2 ? tensor<double>(xt::ones<double>(shape_t{1, 2, 4, 1}))
+                                                           : piece(4)),
+                          distdl::invalid_argument, "has shape [1,2,4,1], expected 3 dimensions");
         }
         const tensor<double> y = layer.forward(piece(4));
         DCHECK_EQ(distdl::shape_of(y), in ? (shape_t{1, 2, 4}) : (shape_t{0}));

@@ -331,3 +331,36 @@ DISTDL_CHECK(receive_only_workers_bad_input_is_refused_on_all, world_size >= 2) 
         if (!source) DCHECK(same_bits(dx, data));
     }
 }
+
+// The same refusal for a tensor too large for the status to travel with the data (over 64 KiB:
+// the status goes ahead of the bulk, and the first call agrees on the shapes alone): a
+// destination that provides nothing but passes data is refused on every worker of the sum.
+DISTDL_CHECK(receive_only_workers_bad_large_input_is_refused_on_all, world_size >= 2) {
+    const int n = world->size();
+    const auto P_0 = make_partition(world, {0}, {1});
+    const auto P_rest = make_partition(world, movement::consecutive_ranks(1, n - 1), {static_cast<std::size_t>(n - 1)});
+    const tensor<double> data = filled<double>({20000}, 0.5);
+    sum_reduce<double> S(P_rest, P_0);
+    tensor<double> y;
+    for (int call = 0; call < 2; ++call) {
+        DCHECK_THROWS(S.forward(data, y), invalid_argument,
+                      "world rank 0 provides no data here and must pass a zero-volume tensor, got shape [20000]");
+        S.forward(world->rank() == 0 ? zero_volume<double>() : data, y);
+        if (world->rank() == 0) DCHECK(same_bits(y, filled<double>({20000}, 0.5 * static_cast<double>(n - 1))));
+    }
+}
+
+// Terms of a sum that hold the same elements in tensors of different ranks ([6] and [2,3]) are
+// refused on every worker, on the first call and after a good one (the shapes' primitives-level
+// check; the layers' tests also cover terms that differ only in their rank).
+DISTDL_CHECK(sum_terms_of_different_ranks_are_refused_on_all, world_size >= 2) {
+    const int n = world->size();
+    const auto P_all = make_partition(world, movement::consecutive_ranks(0, n), {static_cast<std::size_t>(n)});
+    const auto P_0 = make_partition(world, {0}, {1});
+    sum_reduce<double> S(P_all, P_0);
+    const tensor<double> flat = filled<double>({6}, 1.0), square = filled<double>({2, 3}, 1.0);
+    tensor<double> y;
+    DCHECK_THROWS(S.forward(world->rank() == n - 1 ? flat : square, y), invalid_argument, "[6]");
+    S.forward(square, y);
+    DCHECK_THROWS(S.forward(world->rank() == n - 1 ? flat : square, y), invalid_argument, "[6]");
+}

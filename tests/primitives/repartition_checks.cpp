@@ -245,6 +245,58 @@ DISTDL_CHECK(repartition_splits_extent_one, world_size >= 3) {
     if (P_x.active()) DCHECK(same_bits(dx, x));
 }
 
+// The same in the last dimension: workers 0 and 2 share column 0 but disagree on its width.
+DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile_in_the_last_dimension, world_size >= 4) {
+    const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, 4), {2, 2});
+    const cartesian_partition P_y = make_partition(world, {world->size() - 1}, {1, 1});
+    repartition<double> R(P_x, P_y);
+    const shape_t mine = world->rank() == 2 ? shape_t{3, 5} : shape_t{3, 4};
+    const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
+    if (P_x.active() || P_y.active())
+        DCHECK_THROWS(R.forward(x), invalid_argument,
+                      "local input shapes do not assemble into a global tensor: worker 2 (world rank 2) of P_x holds "
+                      "local shape [3,5], whose extent 5 in dimension 1 differs from the extent 4 of worker 0");
+}
+
+// A worker of P_x outside P_y receives no output, so its dy must be a zero-volume tensor: one
+// with data is refused on every worker of the Repartition, not ignored.
+DISTDL_CHECK(repartition_adjoint_refuses_dy_on_a_worker_outside_P_y_on_all, world_size >= 2) {
+    const cartesian_partition P_x = make_partition(world, {0, 1}, {2});
+    const cartesian_partition P_y = make_partition(world, {1}, {1});
+    repartition<double> R(P_x, P_y);
+    const bool takes_part = world->rank() < 2;
+    const tensor<double> y = R.forward(takes_part ? tensor<double>(shape_t{3}, 1.0) : zero_volume<double>());
+    if (!takes_part) return;
+    const tensor<double> dy = world->rank() == 0 ? tensor<double>(shape_t{3}, 5.0) : y;
+    DCHECK_THROWS(R.adjoint(dy), invalid_argument, "must pass a zero-volume dy");
+}
+
+// Pieces that keep their volume but change shape between calls ([2,6] then [3,4]) are planned
+// anew: the second call gives the new shape and the new blocks, not the old plan's.
+DISTDL_CHECK(repartition_replans_a_reshape_of_the_same_volume, world_size >= 3) {
+    const cartesian_partition P_x = make_partition(world, {0, 1}, {2, 1});
+    const cartesian_partition P_y = make_partition(world, {1, 2}, {1, 2});
+    repartition<double> R(P_x, P_y);
+    const int me = world->rank();
+    for (const shape_t& piece : {shape_t{2, 6}, shape_t{3, 4}}) {
+        const std::size_t rows = piece[0], cols = piece[1];
+        tensor<double> x = zero_volume<double>(2, true);
+        if (me <= 1) {
+            x = tensor<double>(piece);
+            for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 100.0 * me + static_cast<double>(i);
+        }
+        const tensor<double> y = R.forward(x);
+        if (me == 0 || me > 2) continue;
+        // P_y worker me - 1 holds the global [2 * rows, cols]'s columns [(me - 1) * cols / 2, me * cols / 2).
+        tensor<double> want(shape_t{2 * rows, cols / 2});
+        for (std::size_t r = 0; r < 2 * rows; ++r)
+            for (std::size_t c = 0; c < cols / 2; ++c)
+                want(r, c) = 100.0 * static_cast<double>(r / rows) + static_cast<double>((r % rows) * cols) +
+                             static_cast<double>((static_cast<std::size_t>(me) - 1) * cols / 2 + c);
+        DCHECK(same_bits(y, want));
+    }
+}
+
 DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile, world_size >= 4) {
     const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, 4), {2, 2});
     const cartesian_partition P_y = make_partition(world, {world->size() - 1}, {1, 1});
