@@ -356,15 +356,19 @@ sim_communicator::sim_communicator(std::shared_ptr<world> owner, std::shared_ptr
 std::unique_lock<std::mutex> sim_communicator::lock_for_call() const {
     auto held = world_->lock();
     world_->throw_if_aborted();
+    if (on_own_thread()) return held;
     const rank_thread& caller = this_rank_thread();
-    if (caller.owner != world_.get() || caller.rank != world_rank())
-        throw wrong_thread("sim: the communicator of rank " + std::to_string(world_rank()) + " (" + name(*context_) +
-                           ") used from " +
-                           (caller.owner == world_.get() ? "the thread of rank " + std::to_string(caller.rank)
-                                                         : std::string("a thread that is no rank of its world")) +
-                           "; each rank communicates from its own thread only (as under MPI_THREAD_FUNNELED, "
-                           "which the Open MPI transport asks for)");
-    return held;
+    throw wrong_thread("sim: the communicator of rank " + std::to_string(world_rank()) + " (" + name(*context_) +
+                       ") used from " +
+                       (caller.owner == world_.get() ? "the thread of rank " + std::to_string(caller.rank)
+                                                     : std::string("a thread that is no rank of its world")) +
+                       "; each rank communicates from its own thread only (as under MPI_THREAD_FUNNELED, which the "
+                       "Open MPI transport asks for)");
+}
+
+bool sim_communicator::on_own_thread() const {
+    const rank_thread& caller = this_rank_thread();
+    return caller.owner == world_.get() && caller.rank == world_rank();
 }
 
 void sim_communicator::signal_unlocked(std::unique_lock<std::mutex>& held, const std::vector<int>& world_ranks) {
@@ -504,9 +508,13 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         else pending.push_back(static_cast<recv_request*>(given));
     }
     // Outside the lock: reading a large buffer again takes about as long as copying it did, and
-    // meanwhile every rank's communication would wait for the lock.
-    for (const auto* send : sends) send->verify_copied_buffer();
-    for (const auto* broadcast : broadcasts) broadcast->verify();
+    // meanwhile every rank's communication would wait for the lock. (It reads this rank's
+    // deferred sends, which only this rank's thread may change: from another thread,
+    // lock_for_call refuses the call first.)
+    if (on_own_thread()) {
+        for (const auto* send : sends) send->verify_copied_buffer();
+        for (const auto* broadcast : broadcasts) broadcast->verify();
+    }
     auto held = lock_for_call();
     for (auto* send : sends) send->mark_waited();
     for (auto* broadcast : broadcasts) broadcast->mark_waited();

@@ -73,6 +73,8 @@ class sim_communicator final : public communicator {
     // runs (sim::world_ended, sim::aborted) and that the caller is this rank's thread
     // (sim::wrong_thread).
     std::unique_lock<std::mutex> lock_for_call() const;
+    // Whether the caller is this rank's thread (no lock needed).
+    bool on_own_thread() const;
     // broadcast, or with `nonblocking` ibroadcast's (described as such in diagnostics).
     void broadcast_as(void* buf, std::size_t count, dtype type, int root, bool nonblocking);
     void run_collective(collective_call call);
