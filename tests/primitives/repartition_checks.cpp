@@ -245,19 +245,6 @@ DISTDL_CHECK(repartition_splits_extent_one, world_size >= 3) {
     if (P_x.active()) DCHECK(same_bits(dx, x));
 }
 
-// The same in the last dimension: workers 0 and 2 share column 0 but disagree on its width.
-DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile_in_the_last_dimension, world_size >= 4) {
-    const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, 4), {2, 2});
-    const cartesian_partition P_y = make_partition(world, {world->size() - 1}, {1, 1});
-    repartition<double> R(P_x, P_y);
-    const shape_t mine = world->rank() == 2 ? shape_t{3, 5} : shape_t{3, 4};
-    const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
-    if (P_x.active() || P_y.active())
-        DCHECK_THROWS(R.forward(x), invalid_argument,
-                      "local input shapes do not assemble into a global tensor: worker 2 (world rank 2) of P_x holds "
-                      "local shape [3,5], whose extent 5 in dimension 1 differs from the extent 4 of worker 0");
-}
-
 // A worker of P_x outside P_y receives no output, so its dy must be a zero-volume tensor: one
 // with data is refused on every worker of the Repartition, not ignored.
 DISTDL_CHECK(repartition_adjoint_refuses_dy_on_a_worker_outside_P_y_on_all, world_size >= 2) {
@@ -297,17 +284,28 @@ DISTDL_CHECK(repartition_replans_a_reshape_of_the_same_volume, world_size >= 3) 
     }
 }
 
+// Pieces that do not tile the grid are refused on every worker of the Repartition, in the
+// first dimension (workers 0 and 1 share row 0 but disagree on its height) and in the last
+// (workers 0 and 2 share column 0 but disagree on its width).
 DISTDL_CHECK(repartition_rejects_pieces_that_do_not_tile, world_size >= 4) {
     const cartesian_partition P_x = make_partition(world, consecutive_ranks(0, 4), {2, 2});
     const cartesian_partition P_y = make_partition(world, {world->size() - 1}, {1, 1});
     repartition<double> R(P_x, P_y);
-    // Workers 0 and 1 share row 0 of the grid but disagree on its height.
-    const shape_t mine = world->rank() == 1 ? shape_t{2, 4} : shape_t{3, 4};
-    const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
-    if (P_x.active() || P_y.active())
-        DCHECK_THROWS(R.forward(x), invalid_argument,
-                      "local input shapes do not assemble into a global tensor: worker 1 (world rank 1) of P_x holds "
-                      "local shape [2,4], whose extent 2 in dimension 0 differs from the extent 3 of worker 0 (world "
-                      "rank 0) at the same index 0 "
-                      "of that dimension");
+    struct misfit {
+        int worker;
+        shape_t shape;
+        std::string reason;
+    };
+    for (const misfit& m : {misfit{1, {2, 4}, "worker 1 (world rank 1) of P_x holds local shape [2,4], whose extent 2 "
+                                              "in dimension 0 differs from the extent 3 of worker 0 (world rank 0) at "
+                                              "the same index 0 of that dimension"},
+                            misfit{2, {3, 5}, "worker 2 (world rank 2) of P_x holds local shape [3,5], whose extent 5 "
+                                              "in dimension 1 differs from the extent 4 of worker 0 (world rank 0) at "
+                                              "the same index 0 of that dimension"}}) {
+        const shape_t mine = world->rank() == m.worker ? m.shape : shape_t{3, 4};
+        const tensor<double> x = P_x.active() ? tensor<double>(mine) : zero_volume<double>(5, true);
+        if (P_x.active() || P_y.active())
+            DCHECK_THROWS(R.forward(x), invalid_argument,
+                          "local input shapes do not assemble into a global tensor: " + m.reason);
+    }
 }
