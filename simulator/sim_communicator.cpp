@@ -53,7 +53,7 @@ class sim_request : public request_state {
             what = describe();
         } catch (...) {
         }
-        owner_->request_dropped(context_->members[static_cast<std::size_t>(rank_)], what);
+        owner_->request_dropped(world_rank(), what);
     }
 
   private:
@@ -134,8 +134,7 @@ class send_request final : public sim_request {
             try {
                 auto held = owner_->lock();
                 owner_->throw_if_aborted();
-                const int me = context_->members[static_cast<std::size_t>(rank_)];
-                auto& list = owner_->deferred(me);
+                auto& list = owner_->deferred(world_rank());
                 std::string modified;
                 std::vector<int> wake;
                 for (auto it = list.begin(); it != list.end(); ++it) {
@@ -168,7 +167,7 @@ class send_request final : public sim_request {
     // the lock.
     void verify_copied_buffer() const {
         if (!deferred_) return verify();
-        const auto& still = owner_->deferred(context_->members[static_cast<std::size_t>(rank_)]);
+        const auto& still = owner_->deferred(world_rank());
         if (std::none_of(still.begin(), still.end(), [this](const deferred_send& d) { return is(d); })) verify();
     }
 
@@ -215,8 +214,7 @@ class recv_request final : public sim_request {
                     auto m = it->second.pending.find(number_);
                     return m != it->second.pending.end() && m->second.in_flight;
                 };
-                owner_->wait_for_peers(held, context_->members[static_cast<std::size_t>(rank_)],
-                                       [&] { return !copying(); });
+                owner_->wait_for_peers(held, world_rank(), [&] { return !copying(); });
             }
         } catch (...) {
             // Nothing more can be done in a destructor.
