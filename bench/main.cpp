@@ -28,9 +28,10 @@ namespace {
 using namespace distdl;
 using namespace distdl::bench;
 
-const char* usage =
+const std::string synopsis =
     "usage: distdl-bench [--transport sim|mpi] [--quick] [--workers 4,16] [--out FILE] [--check]\n"
-    "                    [--small-iterations N] [--large-iterations N] [Google Benchmark flags]\n"
+    "                    [--small-iterations N] [--large-iterations N] [Google Benchmark flags]\n";
+const std::string usage = synopsis +
     "\n"
     "Times forward + adjoint of Broadcast, SumReduce, AllSumReduce, Repartition and HaloExchange\n"
     "(f64, small ~1 KiB and large 8 MiB per worker), and HaloExchange with the geometries of the\n"
@@ -76,9 +77,8 @@ struct options {
 };
 
 [[noreturn]] void fail(const std::string& message) {
-    // The synopsis (up to the blank line), not the whole text: the first line is what matters.
-    const std::string text = usage;
-    std::cerr << "distdl-bench: " << message << "\n" << text.substr(0, text.find("\n\n") + 1) << "(--help for more)\n";
+    // The synopsis only: the whole help would bury the one line that says what was wrong.
+    std::cerr << "distdl-bench: " << message << "\n" << synopsis << "(--help for more)\n";
     std::exit(2);
 }
 

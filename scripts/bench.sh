@@ -59,7 +59,7 @@ TEXT
 }
 
 quick=() out=reports ranks="4 16" layers="conv pool linear" compare="" tolerance=0.25 min_baseline=1e-6 retries=2 bin="" extra=()
-exclude=()
+exclude=""
 # A path as the caller meant it: relative to the directory bench.sh was started in.
 from_caller() { [[ $1 == /* ]] && echo "$1" || echo "$caller/$1"; }
 # An option's value: present, and not the next option.
@@ -84,7 +84,7 @@ while (($#)); do
               done ;;
     --bin) value "$1" "${2-}" "a directory"; bin=$(from_caller "$2"); shift ;;
     --compare) value "$1" "${2-}" "a bench.json"; compare=$(from_caller "$2"); shift ;;
-    --exclude) value "$1" "${2-}" "a regular expression"; exclude=(--exclude "$2"); shift ;;
+    --exclude) value "$1" "${2-}" "a regular expression"; exclude="$2"; shift ;;
     --tolerance) value "$1" "${2-}" "a number"; tolerance="$2"; shift
                  [[ "$tolerance" =~ $number ]] ||
                    { echo "bench.sh: --tolerance must be a number >= 0, got '$tolerance'" >&2; exit 2; } ;;
@@ -105,7 +105,7 @@ done
 
 [[ -z "$compare" || -f "$compare" ]] ||
   { echo "bench.sh: --compare $compare: $([[ -e $compare ]] && echo "not a file" || echo "no such file")" >&2; exit 2; }
-[[ -n "$compare" || ${#exclude[@]} -eq 0 ]] || { echo "bench.sh: --exclude needs --compare" >&2; exit 2; }
+[[ -n "$compare" || -z "$exclude" ]] || { echo "bench.sh: --exclude needs --compare" >&2; exit 2; }
 # Without a build, the programs must be there: else bash's own error, after the runs before.
 if [[ -n "$bin" ]]; then
   [[ -d "$bin" ]] || { echo "bench.sh: --bin $bin: no such directory" >&2; exit 2; }
@@ -128,9 +128,9 @@ if ((${#counts[@]})); then
   patterns+=("^[^/]+/(sim|mpi)/w($(IFS='|'; echo "${counts[*]}"))/")
   not_compared+=("(left out by --ranks): the workloads of ${counts[*]} workers")
 fi
-if ((${#exclude[@]})); then
-  patterns+=("${exclude[1]}")
-  not_compared+=("(--exclude): the workloads matching ${exclude[1]}")
+if [[ -n "$exclude" ]]; then
+  patterns+=("$exclude")
+  not_compared+=("(--exclude): the workloads matching $exclude")
 fi
 excluded=()
 if ((${#patterns[@]})); then
@@ -222,11 +222,9 @@ echo "bench.sh: comparing with $compare (tolerance $tolerance, up to $retries re
 # Each attempt re-runs ours and baseline of the workloads still worse (one run per transport and
 # worker count); its summary joins the comparison as a --retry.
 for ((attempt = 1; attempt <= retries; attempt++)); do
-  # An assignment, not < <(...): a failure ends the run here rather than being printed again below.
-  worse_list=$("$report" "${compared[@]}" --list-worse) || {
-    echo "bench.sh: listing the worse benchmarks failed (exit status $?); stopped" >&2
-    exit 3
-  }
+  # An assignment, not < <(...): a failure (step's exit status 3) ends the run here rather than
+  # being printed again below.
+  worse_list=$(step "listing the worse benchmarks" "$report" "${compared[@]}" --list-worse)
   worse=()
   [[ -z "$worse_list" ]] || mapfile -t worse <<<"$worse_list"
   ((${#worse[@]})) || break

@@ -24,10 +24,11 @@ namespace {
 
 using namespace distdl::bench::report;
 
-const char* usage =
+const std::string synopsis =
     "usage: distdl-bench-report [--out-dir DIR] [--commit HASH] [--date TEXT] RUN.json...\n"
     "       distdl-bench-report --compare OLD.json NEW.json [--retry RETRY.json]... [--tolerance T]\n"
-    "                           [--min-baseline S] [--exclude REGEX] [--list-worse]\n"
+    "                           [--min-baseline S] [--exclude REGEX] [--list-worse]\n";
+const std::string usage = synopsis +
     "\n"
     "First form: reads Google Benchmark JSON files written by distdl-bench (--out) and writes\n"
     "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports; created\n"
@@ -196,17 +197,16 @@ int run(const std::vector<std::string>& args) {
         if (!inputs.empty())
             throw std::invalid_argument("--compare takes exactly OLD.json NEW.json, got a third file '" +
                                         inputs.front() + "'");
-        // A summary without the excluded workloads.
-        std::size_t excluded = 0;  // of the last file loaded
-        const auto load = [&](const std::string& path) {
+        // A summary without the excluded workloads (how many, in *left_out).
+        const auto load = [&](const std::string& path, std::size_t* left_out = nullptr) {
             results r = naming_file(path, "", [&] { return from_json(read_json(path, false)); });
-            if (exclude)
-                excluded = std::erase_if(r.workloads,
-                                         [&](const auto& w) { return std::regex_search(w.first, *exclude); });
+            const auto excluded = [&](const auto& w) { return exclude && std::regex_search(w.first, *exclude); };
+            const std::size_t erased = std::erase_if(r.workloads, excluded);
+            if (left_out != nullptr) *left_out = erased;
             return r;
         };
-        const results old_run = load(compare_old);
-        const std::size_t excluded_old = excluded;
+        std::size_t excluded_old = 0;
+        const results old_run = load(compare_old, &excluded_old);
         const results new_run = load(compare_new);
         if (std::none_of(old_run.workloads.begin(), old_run.workloads.end(), [](const auto& w) {
                 return w.second.ratio().has_value();
@@ -251,10 +251,8 @@ int main(int argc, char** argv) {
     try {
         return run(std::vector<std::string>(argv + 1, argv + argc));
     } catch (const std::invalid_argument& e) {
-        // The synopsis (up to the blank line), not the whole text: the first line is what matters.
-        const std::string text = usage;
-        std::cerr << "distdl-bench-report: " << e.what() << "\n"
-                  << text.substr(0, text.find("\n\n") + 1) << "(--help for more)\n";
+        // The synopsis only: the whole help would bury the one line that says what was wrong.
+        std::cerr << "distdl-bench-report: " << e.what() << "\n" << synopsis << "(--help for more)\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "distdl-bench-report: " << e.what() << "\n";

@@ -33,6 +33,11 @@ std::string describe(const nlohmann::json& value) {
     return std::string(value.type_name()) + (value.is_primitive() ? " " + value.dump() : "");
 }
 
+// "//", or "/" at an end: a name whose segments are not all named.
+bool has_empty_segment(const std::string& name) {
+    return name.empty() || name.front() == '/' || name.back() == '/' || name.find("//") != std::string::npos;
+}
+
 // run[key] of a Google Benchmark run, which it always writes (`where` names the run).
 const nlohmann::json& required(const nlohmann::json& run, const char* key, const std::string& where) {
     if (!run.contains(key)) throw std::runtime_error(where + ": " + key + ": missing");
@@ -103,11 +108,11 @@ std::vector<std::string> segments(const std::string& workload) {
 }
 
 std::pair<std::string, std::string> split_name(const std::string& benchmark_name) {
-    auto parts = segments(benchmark_name);
-    while (!parts.empty() && is_suffix(parts.back())) parts.pop_back();
-    if (std::find(parts.begin(), parts.end(), "") != parts.end())
+    if (has_empty_segment(benchmark_name))
         throw std::runtime_error("benchmark name '" + benchmark_name + "' has an empty segment (\"//\", or \"/\" at "
                                  "an end)");
+    auto parts = segments(benchmark_name);
+    while (!parts.empty() && is_suffix(parts.back())) parts.pop_back();
     // The report groups workloads by their first segment: a workload needs one after it.
     if (parts.size() < 3)
         throw std::runtime_error("benchmark name '" + benchmark_name +
@@ -251,8 +256,7 @@ results from_json(const nlohmann::json& document) {
                                  std::string(document.at("benchmarks").type_name()));
     for (const auto& [name, j] : document.at("benchmarks").items()) {
         const std::string where = "benchmark '" + name + "'";
-        const auto parts = segments(name);
-        if (parts.size() < 2 || std::find(parts.begin(), parts.end(), "") != parts.end() || name.back() == '/')
+        if (has_empty_segment(name) || segments(name).size() < 2)
             throw std::runtime_error(where + " in the summary is not a workload <group>/<...> (no empty segment)");
         const auto expect = [&](const nlohmann::json& value, bool ok, const std::string& field, const char* what) {
             check(value, ok, where + ": " + field, what);

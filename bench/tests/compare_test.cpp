@@ -386,6 +386,8 @@ TEST(results, benchmark_names_split_into_role_and_workload) {
     EXPECT_EQ(split_name("baseline/gemm/f64/512"), (std::pair<std::string, std::string>{"baseline", "gemm/f64/512"}));
     EXPECT_THROW(split_name("lonely/iterations:3"), std::runtime_error);
     EXPECT_THROW(split_name("ours/a//manual_time"), std::runtime_error);  // an empty segment: workload "a/"
+    EXPECT_THROW(split_name("ours/x/mpi/w4/large/"), std::runtime_error);   // "/" at the end
+    EXPECT_THROW(split_name("/ours/x/mpi/w4/large"), std::runtime_error);   // and at the start
     // A workload without a group (kernels_bench's names) is refused, not cut short.
     try {
         split_name("gemm/sgemm_64x2048x2048");
