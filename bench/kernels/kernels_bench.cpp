@@ -162,6 +162,9 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    static char help_flag[] = "--help";  // -h too, as every other program of the project takes it
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "-h") == 0) argv[i] = help_flag;
     benchmark::Initialize(&argc, argv, print_help);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();

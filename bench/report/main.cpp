@@ -30,9 +30,10 @@ const std::string synopsis =
     "                           [--min-baseline S] [--exclude REGEX] [--list-worse]\n";
 const std::string usage = synopsis +
     "\n"
-    "First form: reads Google Benchmark JSON files written by distdl-bench (--out) and writes\n"
-    "DIR/bench.md, DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports; created\n"
-    "if missing). A benchmark in two files is refused.\n"
+    "First form: reads Google Benchmark JSON files written by distdl-bench (--out) or by the layer\n"
+    "benchmarks conv_bench, pool_bench and linear_bench (--report-out) and writes DIR/bench.md,\n"
+    "DIR/bench.json (the summary) and DIR/bench.svg (default DIR: reports; created if missing).\n"
+    "A benchmark in two files is refused.\n"
     "Second form: compares two summaries (bench.json) workload by workload: a ratio to baseline\n"
     "(ours / baseline time) that grew by more than T (default 0.25 = 25%) is flagged; each\n"
     "--retry (a summary of a re-run of the flagged workloads, oldest first; scripts/bench.sh makes\n"

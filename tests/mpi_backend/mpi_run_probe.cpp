@@ -9,7 +9,16 @@
 #include "mpi_backend/run.hpp"
 
 int main(int argc, char** argv) {
-    const int throw_on = argc == 3 && std::string(argv[1]) == "--throw-on" ? std::atoi(argv[2]) : -1;
+    const std::string usage = "usage: mpi_run_probe [--throw-on RANK]   (a test of distdl::mpi::run, under mpiexec)\n";
+    if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+        std::printf("%s", usage.c_str());
+        return 0;
+    }
+    if (argc != 1 && !(argc == 3 && std::string(argv[1]) == "--throw-on")) {
+        std::fprintf(stderr, "%s", usage.c_str());
+        return 2;
+    }
+    const int throw_on = argc == 3 ? std::atoi(argv[2]) : -1;
     return distdl::mpi::run(argc, argv, [&](const std::shared_ptr<distdl::communicator>& world) {
         if (world->rank() == throw_on) throw std::runtime_error("rank " + std::to_string(throw_on) + " refuses");
         world->barrier();
