@@ -48,11 +48,13 @@ std::string format_list(const Seq& seq) {
 
 // A worker's piece in messages that every worker of a module reports: format_list, and for a
 // zero-dimensional piece what it usually is, so that the other workers' errors point at the
-// cause (layers/sequential.hpp passes it on from a worker whose module failed).
+// cause: in a chain the mark a worker whose module failed passes on (layers/sequential.hpp),
+// outside one a default tensor<T>() given for "no data".
 template <class Seq>
 std::string format_piece_shape(const Seq& shape) {
     if (!std::empty(shape)) return format_list(shape);
-    return "[] (in a sequential: the mark of an earlier failure on that worker, whose error says why)";
+    return "[] (a zero-dimensional tensor: in a sequential, the mark of an earlier failure on that worker, whose "
+           "error says why; elsewhere a default tensor<T>(), where zero_volume<T>() passes no data)";
 }
 
 }  // namespace distdl

@@ -70,6 +70,10 @@ class module {
 
     // Parameters this worker owns (empty for data movement and on workers owning none).
     virtual std::vector<parameter<T>*> parameters() { return {}; }
+    // Clears the gradients of parameters(), which adjoint accumulates into.
+    void zero_grad() {
+        for (auto* p : parameters()) p->grad.fill(T(0));
+    }
 
     // Where forward takes its input and leaves its output (adjoint: the other way round), for a
     // chain to check that each module reads its input where the one before left it; null where

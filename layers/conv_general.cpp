@@ -650,11 +650,6 @@ std::vector<parameter<T>*> general_conv<T>::parameters() {
 }
 
 template <class T>
-void general_conv<T>::zero_grad() {
-    for (auto* p : parameters()) p->grad.fill(T(0));
-}
-
-template <class T>
 const std::string& general_conv<T>::name() const {
     return state_->layer;
 }

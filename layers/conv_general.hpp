@@ -101,7 +101,6 @@ class general_conv : public module<T> {
     ~general_conv() override;
 
     std::vector<parameter<T>*> parameters() override;
-    void zero_grad();
 
     const std::string& name() const;  // "GeneralConv2d", "FeatureConv1d", ...
     conv_kind kind() const;

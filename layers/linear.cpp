@@ -231,11 +231,6 @@ std::vector<parameter<T>*> distributed_linear<T>::parameters() {
 }
 
 template <class T>
-void distributed_linear<T>::zero_grad() {
-    for (auto* p : parameters()) p->grad.fill(T(0));
-}
-
-template <class T>
 void distributed_linear<T>::refuse(const cartesian_partition& team, const tensor<T>& piece, std::size_t features,
                                    const std::size_t* expected_batch, const char* what, const char* direction,
                                    const std::string& parameter_problem) {

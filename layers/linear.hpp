@@ -97,7 +97,6 @@ class distributed_linear : public module<T> {
     ~distributed_linear() override;
 
     std::vector<parameter<T>*> parameters() override;
-    void zero_grad();
 
     std::size_t in_features() const { return in_features_; }
     std::size_t out_features() const { return out_features_; }

@@ -110,11 +110,6 @@ const cartesian_partition* sequential<T>::output_partition() const {
 }
 
 template <class T>
-void sequential<T>::zero_grad() {
-    for (auto* p : parameters()) p->grad.fill(T(0));
-}
-
-template <class T>
 void sequential<T>::do_forward(const tensor<T>& x, tensor<T>& y) {
     run_chain(x, y, false);
 }

@@ -59,8 +59,6 @@ class sequential : public module<T> {
     std::vector<parameter<T>*> parameters() override;
     const cartesian_partition* input_partition() const override;
     const cartesian_partition* output_partition() const override;
-    // Sets every gradient of every module to zero (adjoint accumulates into them).
-    void zero_grad();
 
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override;

@@ -635,9 +635,9 @@ deferred_moves sim_communicator::deferred_moves_so_far() const {
 }
 
 void sim_communicator::run_collective(collective_call call) {
-    const std::uint64_t number = collectives_called_++;
     const int n = size();
-    auto held = lock_for_call();
+    auto held = lock_for_call();  // first: a call it refuses (wrong_thread) leaves no trace
+    const std::uint64_t number = collectives_called_++;
     // This rank's deferred sends stay deferred in the collective, which serves them as their
     // receives get posted (wait_serving_deferred): only those already receivable move now, and
     // those whose buffer this rank's collective writes go into pooled storage first (serving
@@ -834,10 +834,10 @@ std::shared_ptr<communicator> sim_communicator::do_create_sub(const std::vector<
         for (std::size_t r = 0; r < listed.size(); ++r)
             if (listed[r]) members_sorted.push_back(static_cast<int>(r));
     }
+    auto held = lock_for_call();  // first: a call it refuses (wrong_thread) leaves no trace
     const std::uint64_t serial = creations_called_[member_set_key(members_sorted)]++;
     auto key = std::make_pair(std::move(members_sorted), serial);
 
-    auto held = lock_for_call();
     move_deferred(held, false);  // the others are served while this rank waits here
     world_->throw_if_aborted();
     auto& slot = context_->creations[key];

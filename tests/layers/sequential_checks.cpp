@@ -121,7 +121,9 @@ DISTDL_CHECK(sequential_refusal_reaches_the_chain, world_size >= 4) {
         else DCHECK_EQ(distdl::shape_of(call()), (shape_t{0}));
     };
     // How the others name the zero-dimensional piece worker 0 passes on.
-    const std::string mark = "(in a sequential: the mark of an earlier failure on that worker, whose error says why)";
+    const std::string mark =
+        "(a zero-dimensional tensor: in a sequential, the mark of an earlier failure on that worker, whose error says "
+        "why; elsewhere a default tensor<T>(), where zero_volume<T>() passes no data)";
     // Forward: Linear 4 -> 3 on worker 0 alone, then Linear 3 -> 2 from worker 0 to P_y 1x4.
     sequential<double> net;
     net.emplace<distributed_linear<double>>(P_0, P_0, P_0, 4, 3, linear_options{.seed = 1});

@@ -197,6 +197,26 @@ TEST(sim_strict, a_rank_communicates_from_its_own_thread_only) {
     made.clear();
 }
 
+// A call refused for its thread leaves no trace: the rank's own calls after it still meet the
+// others' (a collective's or a sub-communicator's number was once taken before the refusal).
+TEST(sim_strict, a_call_refused_for_its_thread_changes_nothing) {
+    EXPECT_NO_THROW(sim::run(2, [](const comm_ptr& world) {
+        if (world->rank() == 0) {
+            std::thread helper([&] {
+                double x = 1;
+                EXPECT_THROW(world->broadcast(&x, 1, 0), sim::wrong_thread);
+                EXPECT_THROW(world->create_sub({0, 1}), sim::wrong_thread);
+            });
+            helper.join();
+        }
+        double x = world->rank() == 0 ? 7 : 0;
+        world->broadcast(&x, 1, 0);
+        EXPECT_EQ(x, 7);
+        const auto sub = world->create_sub({0, 1});
+        sub->barrier();
+    }));
+}
+
 TEST(sim_strict, a_send_buffer_changed_after_the_wait_is_fine) {
     EXPECT_NO_THROW(sim::run(2, [](const comm_ptr& world) {
         std::vector<double> data = {1, 2};
