@@ -13,7 +13,9 @@
 // piece; the adjoint spreads dy over the windows, and the ghosts' gradients go back to their
 // owners. When no worker's window reaches outside its piece, nothing moves.
 //
-// Shapes, errors and memory as layers/pool_max.hpp; a dilation other than 1 is refused.
+// Shapes, errors and memory as layers/pool_max.hpp, except that the adjoint needs no forward
+// where the input shape is given (it depends on that shape only: the last forward may even have
+// been refused); a dilation other than 1 is refused.
 #include "core/module.hpp"
 #include "core/partition.hpp"
 #include "kernels/pooling.hpp"

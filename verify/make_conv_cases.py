@@ -236,6 +236,12 @@ def channel_cases():
          {"P_x": (rng(0, 2), [1, 1, 2]), "P_y": (rng(0, 2), [1, 1, 2]), "P_w": (rng(0, 2), [1, 1, 2])}, [1, 2, 8], 2, 2,
          3, expect=refuse("ChannelConv1d: P_x shape [1,1,2] must be 1 x P_ci x 1..1 (dimension 2 is 2, expected 1: "
                           "a channel-distributed convolution does not split spatial dimensions)"))
+    # P_y 2x1x1 on P_w's workers: without the batch check each worker's unsummed partial output would
+    # pass for a batch half of y.
+    conv(f, "ChannelConv1d", "1d_refuse_py_batch_split", "P_y splits the batch over the workers of P_w (each holding "
+         "the partial output of half the input channels)", 2,
+         {"P_x": (rng(0, 2), [1, 2, 1]), "P_y": (rng(0, 2), [2, 1, 1]), "P_w": (rng(0, 2), [1, 2, 1])}, [2, 2, 8], 2, 1,
+         3, expect=refuse("ChannelConv1d: P_y shape [2,1,1] must be 1 x P_co x 1..1"))
 
 
 # --------------------------------------------------------------------------------- GeneralConvNd

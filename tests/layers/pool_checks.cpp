@@ -20,6 +20,7 @@ using distdl::testing::inf;
 using distdl::testing::make_partition;
 using distdl::testing::mine;
 using distdl::testing::row;
+using distdl::testing::same_bits;
 using distdl::testing::shaped;
 
 // ---------------------------------------------------------------- worked by hand
@@ -272,4 +273,47 @@ DISTDL_CHECK(pool_huge_geometry, world_size >= 4) {
     if (world->rank() == 0) DCHECK_EQ(y(0, 0, 0), 4.0 / double(k));
     const tensor<double> dx = avg.adjoint(world->rank() == 0 ? tensor<double>(shape_t{1, 1, 1}, double(k)) : y);
     if (in) DCHECK_EQ(dx(0, 0, 0), 1.0);
+}
+
+// ---------------------------------------------------------------- repeated calls
+
+// An adjoint reads what it needs, and only that: max pooling the maxima of the last forward,
+// which a refused forward discards; average pooling the input shape alone, so with the shape
+// given it runs before any forward and after a refused one, while a learnt shape that a refused
+// forward left unknown refuses it (on every worker of P_x).
+DISTDL_CHECK(pool_adjoint_needs_what_it_reads, world_size == 3) {
+    const auto P_x = make_partition(world, {0, 1, 2}, {1, 1, 3});
+    const auto ones = [](std::size_t length) { return tensor<double>(xt::ones<double>(shape_t{1, 2, length})); };
+    const pool_options k2{.kernel_size = {2}};
+
+    distributed_max_pool<double> max_pool(P_x, shaped({1, 2, 12}, k2));
+    max_pool.forward(ones(4));
+    DCHECK_THROWS(max_pool.forward(ones(5)), distdl::invalid_argument, "[1,2,5]");
+    DCHECK_THROWS(max_pool.adjoint(ones(2)), distdl::invalid_argument, "adjoint() needs a successful forward() first");
+
+    distributed_avg_pool<double> given(P_x, shaped({1, 2, 12}, k2));
+    const tensor<double> halves = tensor<double>(xt::ones<double>(shape_t{1, 2, 4})) * 0.5;
+    DCHECK(same_bits(given.adjoint(ones(2)), halves));  // dy / 2 over each window of 2
+    DCHECK_THROWS(given.forward(ones(5)), distdl::invalid_argument, "[1,2,5]");
+    DCHECK(same_bits(given.adjoint(ones(2)), halves));
+
+    distributed_avg_pool<double> learnt(P_x, pool_options{.kernel_size = {1}});
+    learnt.forward(ones(4));
+    DCHECK_THROWS(learnt.forward(ones(world->rank() == 1 ? 5 : 4)), distdl::invalid_argument,
+                  "are not a balanced split");
+    DCHECK_THROWS(learnt.adjoint(ones(4)), distdl::invalid_argument, "adjoint() needs a forward() first");
+}
+
+// A learnt shape is learnt again on every worker when one worker's piece alone changes, also
+// where no window crosses a piece (kernel 1: no exchange that would notice it): [4,4,4] ->
+// [5,4,4], the balanced split of 13.
+DISTDL_CHECK(pool_relearns_when_one_piece_changes, world_size == 3) {
+    const auto P_x = make_partition(world, {0, 1, 2}, {1, 1, 3});
+    const auto ones = [](std::size_t length) { return tensor<double>(xt::ones<double>(shape_t{1, 2, length})); };
+    const std::size_t mine_now = world->rank() == 0 ? 5 : 4;
+    distributed_max_pool<double> layer(P_x, pool_options{.kernel_size = {1}});
+    DCHECK_EQ(distdl::shape_of(layer.forward(ones(4))), (shape_t{1, 2, 4}));
+    const tensor<double> y = layer.forward(ones(mine_now));
+    DCHECK_EQ(distdl::shape_of(y), (shape_t{1, 2, mine_now}));
+    DCHECK(same_bits(layer.adjoint(y), ones(mine_now)));
 }

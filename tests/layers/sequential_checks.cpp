@@ -23,6 +23,7 @@ using distdl::testing::column_block;
 using distdl::testing::make_partition;
 using distdl::testing::random_tensor;
 using distdl::testing::rank_range;
+using distdl::testing::same_bits;
 
 template <class T>
 void check_two_linear(const std::shared_ptr<distdl::communicator>& world, bool distributed) {
@@ -238,4 +239,14 @@ DISTDL_CHECK(sequential_refuses_links_that_do_not_fit, world_size >= 2) {
     DCHECK(spread[1].input_partition() == nullptr);
     DCHECK_THROWS(spread[3], distdl::invalid_argument,
                   "sequential: module [3] asked for, the chain has 3 (indices 0 to size() - 1)");
+
+    // The other way round: a grid [1,2] read as [1,1,2] (ReLU does not mind the pieces' rank).
+    sequential<double> deeper;
+    deeper.emplace<distdl::relu<double>>(P_01);
+    deeper.emplace<distdl::relu<double>>(make_partition(world, {0, 1}, {1, 1, 2}));
+    const tensor<double> signs = in ? tensor<double>(xt::xarray<double>{{-1.0, 2.0}, {3.0, -4.0}})
+                                    : distdl::zero_volume<double>();
+    const tensor<double> kept = in ? tensor<double>(xt::xarray<double>{{0.0, 2.0}, {3.0, 0.0}})
+                                   : distdl::zero_volume<double>();
+    DCHECK(same_bits(deeper.forward(signs), kept));
 }
