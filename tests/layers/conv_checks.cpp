@@ -10,6 +10,7 @@
 #include "reference/conv.hpp"
 #include "reference/repartition.hpp"
 #include "tests/layers/conv_test_util.hpp"
+#include "tests/misuse/misuse_util.hpp"
 #include "verify/runners/pieces.hpp"
 
 namespace {
@@ -169,6 +170,15 @@ DISTDL_CHECK(conv_configurations_agree_with_general, world_size == 8 || world_si
         const auto P_w = make_partition(world, rank_range(0, 4), {2, 1, 2});
         DCHECK(distdl::make_conv<double>(1, P_x, &P_y, &P_w, 1, 2, options)->kind() == distdl::conv_kind::general);
     }
+}
+
+// The selector's choice rests on which partitions each worker gives: workers that give
+// different ones are told so by name, on every worker, before any of them chooses.
+DISTDL_CHECK(conv_selector_workers_give_different_partitions, world_size >= 2) {
+    const auto P = make_partition(world, {0}, {1, 1, 1});
+    const bool odd = distdl::testing::odd_one(world);
+    DCHECK_THROWS(distdl::make_conv<double>(1, P, &P, odd ? nullptr : &P, 1, 1, opts({1})), distdl::invalid_argument,
+                  distdl::testing::disagreement(world, "Conv1d", "P_w given", "true", "false"));
 }
 
 // A bad piece on one worker is refused on every worker of the layer (no one is left waiting),
