@@ -4,7 +4,8 @@
 // buffers, a dtype none of dtype's, sizes whose bytes do not fit in 64 bits) and count traffic;
 // the protected do_* functions are what a transport provides. A rank's communicators and
 // requests are used from one thread, the rank's own (Open MPI is initialized with
-// MPI_THREAD_FUNNELED; the simulator refuses other threads with sim::wrong_thread).
+// MPI_THREAD_FUNNELED; a call from another thread is refused, by the simulator with
+// sim::wrong_thread, on Open MPI, at that thread level, with communication_error).
 #include <cstddef>
 #include <cstdint>
 #include <map>

@@ -169,10 +169,14 @@ mpi_communicator::mpi_communicator(comm_handle comm) : comm_(std::move(comm)) {
     check(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check(MPI_Comm_rank(comm_.get(), &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm_.get(), &size_), "MPI_Comm_size");
+    int provided = MPI_THREAD_SINGLE;
+    check(MPI_Query_thread(&provided), "MPI_Query_thread");
+    main_thread_only_ = provided < MPI_THREAD_SERIALIZED;
 }
 
 mpi_communicator::mpi_communicator(mpi_communicator&& other) noexcept
-    : distdl::communicator(), comm_(std::move(other.comm_)), rank_(other.rank_), size_(other.size_) {
+    : distdl::communicator(), comm_(std::move(other.comm_)), rank_(other.rank_), size_(other.size_),
+      main_thread_only_(other.main_thread_only_) {
     adopt_traffic_of(other);
     other.rank_ = -1;
     other.size_ = 0;
@@ -183,6 +187,7 @@ mpi_communicator& mpi_communicator::operator=(mpi_communicator&& other) noexcept
         comm_ = std::move(other.comm_);
         rank_ = std::exchange(other.rank_, -1);
         size_ = std::exchange(other.size_, 0);
+        main_thread_only_ = other.main_thread_only_;
         adopt_traffic_of(other);
     }
     return *this;
@@ -191,6 +196,18 @@ mpi_communicator& mpi_communicator::operator=(mpi_communicator&& other) noexcept
 MPI_Comm mpi_communicator::open_comm() const {
     if (!comm_) throw communication_error("MPI communicator: used after it was moved from");
     return comm_.get();
+}
+
+MPI_Comm mpi_communicator::comm_for_call() const {
+    const MPI_Comm comm = open_comm();
+    int main = 1;
+    if (main_thread_only_) check(MPI_Is_thread_main(&main), "MPI_Is_thread_main");
+    if (main == 0)
+        throw communication_error("MPI communicator: rank " + std::to_string(rank_) +
+                                  " used from another thread than the one that initialized MPI, which alone may call "
+                                  "MPI at the thread level provided (MPI_THREAD_FUNNELED or below); each rank "
+                                  "communicates from its own thread only");
+    return comm;
 }
 
 int mpi_communicator::do_rank() const {
@@ -223,7 +240,7 @@ std::shared_ptr<distdl::communicator> mpi_communicator::do_create_sub(const std:
 }
 
 comm_handle mpi_communicator::create_group(const std::vector<int>& ranks) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     group_guard parent, members;
     check(MPI_Comm_group(comm, &parent.group), "MPI_Comm_group");
     check(MPI_Group_incl(parent.group, to_int(ranks.size(), "sub-communicator size"), ranks.data(), &members.group),
@@ -265,7 +282,7 @@ void mpi_communicator::require_same_list(MPI_Comm over_sorted, const std::vector
 }
 
 request mpi_communicator::do_isend(const void* buf, std::size_t count, dtype type, int dest, int tag) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     const int n = to_int(count, "send count");
     auto req = std::make_unique<mpi_request>(false, count, type);
     check(MPI_Isend(buf, n, datatype_of(type), dest, tag, comm, &req->handle), "MPI_Isend");
@@ -273,7 +290,7 @@ request mpi_communicator::do_isend(const void* buf, std::size_t count, dtype typ
 }
 
 request mpi_communicator::do_irecv(void* buf, std::size_t count, dtype type, int source, int tag) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     const int n = to_int(count, "receive count");
     auto req = std::make_unique<mpi_request>(true, count, type);
     check(MPI_Irecv(buf, n, datatype_of(type), source, tag, comm, &req->handle), "MPI_Irecv");
@@ -281,6 +298,7 @@ request mpi_communicator::do_irecv(void* buf, std::size_t count, dtype type, int
 }
 
 void mpi_communicator::do_wait_all(std::vector<request>& requests) {
+    comm_for_call();
     // All requests at once, their handles gathered in buffers this communicator keeps (no
     // allocation per call once they have grown).
     const std::size_t n = requests.size();
@@ -329,12 +347,12 @@ void mpi_communicator::do_wait_all(std::vector<request>& requests) {
 }
 
 void mpi_communicator::do_broadcast(void* buf, std::size_t count, dtype type, int root) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     check(MPI_Bcast(buf, to_int(count, "broadcast count"), datatype_of(type), root, comm), "MPI_Bcast");
 }
 
 request mpi_communicator::do_ibroadcast(void* buf, std::size_t count, dtype type, int root) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     const int n = to_int(count, "broadcast count");
     auto req = std::make_unique<mpi_request>(false, count, type);
     req->collective = true;
@@ -352,7 +370,7 @@ const void* mpi_communicator::separate_send(const void* send, std::size_t send_b
 }
 
 void mpi_communicator::do_reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     const int n = to_int(count, "reduce count");
     // Every rank passes the same count, so every rank skips together. (MPI would also reject
     // the null == null "aliasing" of two empty buffers on the root.)
@@ -363,7 +381,7 @@ void mpi_communicator::do_reduce_sum(const void* send, void* recv, std::size_t c
 }
 
 void mpi_communicator::do_all_reduce_sum(const void* send, void* recv, std::size_t count, dtype type) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     const int n = to_int(count, "all-reduce count");
     if (n == 0) return;  // as in do_reduce_sum
     const std::size_t bytes = count * size_of(type);
@@ -372,7 +390,7 @@ void mpi_communicator::do_all_reduce_sum(const void* send, void* recv, std::size
 }
 
 void mpi_communicator::do_all_gather(const void* send, void* recv, std::size_t count, dtype type) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     const int n = to_int(count, "all-gather count");
     // This rank's block already in place in recv: MPI_IN_PLACE (MPI forbids aliasing).
     const std::size_t bytes = count * size_of(type);
@@ -387,7 +405,7 @@ void mpi_communicator::do_all_to_all_v(const void* send, const std::vector<std::
                                        const std::vector<std::size_t>& send_displs, void* recv,
                                        const std::vector<std::size_t>& recv_counts,
                                        const std::vector<std::size_t>& recv_displs, dtype type) {
-    MPI_Comm comm = open_comm();
+    MPI_Comm comm = comm_for_call();
     const auto sc = to_ints(send_counts, "all_to_all_v send count");
     const auto sd = to_ints(send_displs, "all_to_all_v send displacement");
     const auto rc = to_ints(recv_counts, "all_to_all_v receive count");
@@ -402,6 +420,6 @@ void mpi_communicator::do_all_to_all_v(const void* send, const std::vector<std::
     check(MPI_Alltoallv(from, sc.data(), sd.data(), t, recv, rc.data(), rd.data(), t, comm), "MPI_Alltoallv");
 }
 
-void mpi_communicator::do_barrier() { check(MPI_Barrier(open_comm()), "MPI_Barrier"); }
+void mpi_communicator::do_barrier() { check(MPI_Barrier(comm_for_call()), "MPI_Barrier"); }
 
 }  // namespace distdl::mpi

@@ -91,6 +91,10 @@ class mpi_communicator final : public distdl::communicator {
   private:
     // The handle, or communication_error if this object was moved from.
     MPI_Comm open_comm() const;
+    // open_comm() for a call that communicates: also communication_error when MPI allows only
+    // its main thread to call it (MPI_THREAD_FUNNELED or below) and this is another thread,
+    // where MPI's behaviour would be undefined (the simulator: sim::wrong_thread).
+    MPI_Comm comm_for_call() const;
     // The sub-communicator of `ranks` in that order (MPI_Comm_create_group).
     comm_handle create_group(const std::vector<int>& ranks);
     // Refuses, on every member, lists that differ between the members of `over_sorted`.
@@ -99,6 +103,7 @@ class mpi_communicator final : public distdl::communicator {
     comm_handle comm_;
     int rank_ = -1;
     int size_ = 0;
+    bool main_thread_only_ = false;  // the thread level MPI provides is MPI_THREAD_FUNNELED or below
     // A collective's send data overlapping its receive buffer, copied apart (separate_send).
     std::vector<unsigned char> staged_send_;
     // The send buffer of a collective apart from its receive buffer: MPI forbids overlap beyond

@@ -3,7 +3,9 @@
 // hangs), the communicator stays usable afterwards, and traffic is counted per rank and per
 // label, sub-communicators included. Written once for every transport.
 #include <cstdint>
+#include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/communicator.hpp"
@@ -159,4 +161,23 @@ DISTDL_CHECK(traffic_counting, world_size >= 1) {
     DCHECK_EQ(delta(totals_of(log, "mpi_backend.sub"), sub_before), std::make_pair(std::uint64_t{1}, std::uint64_t{8}));
 
     DCHECK_EQ(delta(log.total(), total_before), std::make_pair(2 + messages + 1, 40 + bytes + 8));
+}
+
+// Each rank communicates from its own thread (MPI_THREAD_FUNNELED, which the Open MPI transport
+// asks for): a thread the rank starts is refused, naming the rule, before it reaches the
+// transport, and the rank's own calls go on as before.
+DISTDL_CHECK(a_rank_communicates_from_its_own_thread_only, world_size >= 1) {
+    std::string refused;
+    std::thread helper([&] {
+        try {
+            world->barrier();
+        } catch (const distdl::communication_error& e) {
+            refused = e.what();
+        }
+    });
+    helper.join();
+    DCHECK(refused.find("each rank communicates from its own thread only") != std::string::npos);
+    int value = world->rank() == 0 ? 5 : 0;
+    world->broadcast(&value, 1, 0);
+    DCHECK_EQ(value, 5);
 }
