@@ -175,14 +175,11 @@ request communicator::do_irecv_box(void* array, const strided_layout& layout, dt
 }
 
 void communicator::wait_all(std::vector<request>& requests) {
-    bool any_complete = false, any_packed = false;
+    bool any_packed = false;
     for (const auto& r : requests) {
         DISTDL_REQUIRE(r != nullptr, "communicator: wait_all given an empty request");
-        any_complete = any_complete || r->complete_at_start();
         any_packed = any_packed || r->as_packed() != nullptr;
     }
-    // Requests complete at their start are the front-end's: the transport never sees them.
-    if (any_complete) std::erase_if(requests, [](const request& r) { return r->complete_at_start(); });
     if (!any_packed) {
         do_wait_all(requests);
         requests.clear();
@@ -227,15 +224,6 @@ request communicator::ibroadcast(void* buf, std::size_t count, dtype type, int r
     if (rank() == root) traffic_->record(size() - 1, bytes * (size() - 1));
     return do_ibroadcast(buf, count, type, root);
 }
-
-namespace {
-class complete_request final : public request_state {
-  public:
-    complete_request() : request_state(true) {}
-};
-}  // namespace
-
-request completed_request() { return std::make_unique<complete_request>(); }
 
 void communicator::reduce_sum(const void* send, void* recv, std::size_t count, dtype type, int root) {
     require_rank(root, "reduce root");

@@ -74,25 +74,14 @@ class packed_transfer;
 class request_state {
   public:
     virtual ~request_state() = default;
-    // Whether it was complete when it was made (a transport that ran the operation at once):
-    // wait_all then has nothing to do for it.
-    bool complete_at_start() const { return complete_at_start_; }
     // The default strided transfer (core/communicator.cpp) this request is, if it is one:
     // wait_all hands the transport the contiguous request inside it.
     virtual packed_transfer* as_packed() { return nullptr; }
 
   protected:
     request_state() = default;
-    explicit request_state(bool complete_at_start) : complete_at_start_(complete_at_start) {}
-
-  private:
-    bool complete_at_start_ = false;
 };
 using request = std::unique_ptr<request_state>;
-
-// A request for an operation that is already complete (for transports that run a nonblocking
-// operation at its call).
-request completed_request();
 
 // Largest tag every transport accepts (MPI guarantees at least 32767).
 constexpr int max_tag = 32767;

@@ -88,7 +88,7 @@ class module {
         if (output) output_ = *output;
     }
 
-    // Write the result into `out`, reusing its storage when it already has the right shape.
+    // Write the result into y (dx), reusing its storage when it already has the right shape.
     virtual void do_forward(const tensor<T>& x, tensor<T>& y) = 0;
     virtual void do_adjoint(const tensor<T>& dy, tensor<T>& dx) = 0;
 

@@ -1,7 +1,8 @@
 #pragma once
 // Internal: float32 direct convolution for stride 1 and dilation 1 in 1-d and 2-d (1-d runs as
 // 2-d with one row), on the plain row-major tensors, with AVX-512 kernels chosen at run time
-// (the CPU must have AVX-512F; elsewhere supported() is false and the caller uses another engine).
+// (the CPU must have AVX-512F; elsewhere cpu_supported(), and so supports(), is false and the
+// caller uses another engine).
 // Made for narrow channel slices (e.g. 8 channels), where oneDNN runs at half its 16-channel
 // rate.
 //

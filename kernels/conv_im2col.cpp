@@ -48,7 +48,7 @@ void valid_range(std::int64_t off, std::int64_t s, std::int64_t L, std::int64_t 
 }
 
 // Walks the rows r = (ci, t0, t1, t2) and, for output positions [q0, q0 + width), the runs of
-// consecutive j2 that share (j0, j1): calls run(r, pos, input_row_or_null, j2_begin, j2_end),
+// consecutive j2 that share (j0, j1): calls run(r, t2, pos, input_row_or_null, j2_begin, j2_end),
 // where input_row is the input row (n fixed by the caller's base pointer) at (ci, i0, i1), or
 // null when (i0, i1) falls into the padding.
 template <class Base, class Run>

@@ -98,9 +98,6 @@ class distributed_linear : public module<T> {
 
     std::vector<parameter<T>*> parameters() override;
 
-    std::size_t in_features() const { return in_features_; }
-    std::size_t out_features() const { return out_features_; }
-
   protected:
     void do_forward(const tensor<T>& x, tensor<T>& y) override;
     void do_adjoint(const tensor<T>& dy, tensor<T>& dx) override;
@@ -119,8 +116,6 @@ class distributed_linear : public module<T> {
     std::string parameter_problem(bool with_grad) const;
 
     cartesian_partition P_x_, P_y_, P_W_;
-    std::size_t in_features_, out_features_;
-    linear_options options_;
     std::size_t local_in_ = 0, local_out_ = 0;  // this worker's share of each feature dimension
     bool holds_weight_ = false, holds_bias_ = false;
 

@@ -15,16 +15,10 @@ namespace distdl::ref {
 std::vector<std::size_t> all_sum_reduce_teams(const shape_t& P_x_shape, const std::vector<std::size_t>& axes_reduce);
 
 // x[p]: the piece of P_x rank p. Returns y[p] for every rank p: the sum of the pieces of p's
-// team, added in increasing rank (they must share one shape).
+// team, added in increasing rank (they must share one shape). Self-adjoint: the adjoint is this
+// same operator on dy.
 template <class T>
 std::vector<tensor<T>> all_sum_reduce(const std::vector<tensor<T>>& x, const shape_t& P_x_shape,
                                       const std::vector<std::size_t>& axes_reduce);
-
-// The adjoint is the same operator.
-template <class T>
-std::vector<tensor<T>> all_sum_reduce_adjoint(const std::vector<tensor<T>>& dy, const shape_t& P_x_shape,
-                                              const std::vector<std::size_t>& axes_reduce) {
-    return all_sum_reduce(dy, P_x_shape, axes_reduce);
-}
 
 }  // namespace distdl::ref

@@ -39,11 +39,6 @@ void world::throw_if_aborted() const {
     if (aborted_) throw aborted("sim: no communication after the world was aborted: " + abort_reason_);
 }
 
-void world::notify(int world_rank) {
-    mark_woken(world_rank);
-    signal(world_rank);
-}
-
 bool world::mark_woken(int world_rank) {
     auto& r = ranks_[static_cast<std::size_t>(world_rank)];
     if (r.blocked) {
@@ -95,7 +90,7 @@ void world::wait_until(std::unique_lock<std::mutex>& lock, int world_rank, const
         if (aborted_ || ready()) break;
         // Notified for something else: block again.
     }
-    if (!me.woken) ++running_;  // woken by the abort, not by notify()
+    if (!me.woken) ++running_;  // woken by the abort, not by mark_woken()
     me.woken = false;
     me.blocked = false;
     me.ready = nullptr;
@@ -167,7 +162,6 @@ void world::request_dropped(int world_rank, const std::string& what) noexcept {
 
 void world::finish(int world_rank, std::exception_ptr failure) {
     auto held = lock();
-    ranks_[static_cast<std::size_t>(world_rank)].finished = true;
     --running_;
     if (!failure) {
         check_deadlock_locked();  // those still blocked may have waited for this rank

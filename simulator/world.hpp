@@ -5,7 +5,7 @@
 // communicator and request of the run; nothing here is global, so worlds run side by side.
 //
 // Deadlock detection without scanning: `running_` counts ranks that are neither blocked nor
-// finished, where a blocked rank that has been notified counts as running (notify() moves it
+// finished, where a blocked rank that has been woken counts as running (mark_woken() moves it
 // back before it even wakes). A notification may be spurious; the rank then re-checks its
 // condition and blocks again. When `running_` drops to zero while some rank is blocked, no rank
 // can ever notify another: that is a deadlock, found in O(1) at the moment it happens (the
@@ -73,12 +73,10 @@ class world {
     // Keeps the context for the end-of-world check (messages never received).
     void register_context(std::shared_ptr<context_state> context) { contexts_.push_back(std::move(context)); }
     // Wakes a rank that may be able to continue (a rank blocked in wait_until only once its
-    // ready() holds).
-    void notify(int world_rank);
-    // The same in two steps, so that the signal can be sent after the lock is released (a rank
-    // signalled under the lock wakes only to block on it again): marks the rank woken and says
-    // whether it must be signalled (false only when it already was); then signal(), with or
-    // without the lock.
+    // ready() holds), in two steps, so that the signal can be sent after the lock is released (a
+    // rank signalled under the lock wakes only to block on it again): marks the rank woken and
+    // says whether it must be signalled (false only when it already was or is not ready); then
+    // signal(), with or without the lock.
     bool mark_woken(int world_rank);
     void signal(int world_rank) { ranks_[static_cast<std::size_t>(world_rank)].wake.notify_one(); }
     // Blocks `world_rank` until ready() holds (evaluated under the lock). While it waits,
@@ -122,7 +120,6 @@ class world {
         bool blocked = false;
         bool woken = false;  // blocked, but notified since it last blocked (counted as running)
         std::atomic<bool> woken_hint{false};  // `woken`, readable without the lock (spin_for_wake)
-        bool finished = false;
         const std::function<bool()>* ready = nullptr;
         const std::function<std::string()>* describe = nullptr;
         std::vector<deferred_send> deferred;

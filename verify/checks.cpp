@@ -18,7 +18,6 @@ piece_comparison compare_piece(const tensor<T>& got, const tensor<T>& want, bool
                                const std::string& what, double scale) {
     piece_comparison out;
     if (shape_of(got) != shape_of(want)) {
-        out.same_shape = false;
         out.bit_exact = false;
         out.relative_error = std::numeric_limits<double>::infinity();
         out.problem = what + " has shape " + format_list(shape_of(got)) + ", the reference " + format_list(shape_of(want));

@@ -16,7 +16,6 @@ double adjoint_tolerance(dtype type);      // 1e-13 double, 1e-5 float
 // ---- sequential equivalence ----
 
 struct piece_comparison {
-    bool same_shape = true;
     bool bit_exact = true;  // every element equal
     // max |got - want| / max(scale, max |want|) (0 when both are empty)
     double relative_error = 0.0;

@@ -123,8 +123,8 @@ void broadcast_data(communicator& comm, T* data, std::size_t count, const tensor
 
 // One step of a copy over `team` while its shape is known (collective over the team): the
 // root's x (root only; its shape tells `changed`) goes to every member, and every member's
-// problem (receivers only) to every member. Returns the status sum (0: the data are in
-// `received`, or in y for large copies; status_changed set: fall back to the header path);
+// problem (receivers only) to every member. Returns the status sum (status_same: the data are
+// in y, and in *own when given; status_changed set: fall back to the header path);
 // throws the agreed error when a member has a problem.
 template <class T>
 std::uint64_t copy_known(const partition& team, const tensor<T>* x, tensor<T>* y, const std::string& problem,

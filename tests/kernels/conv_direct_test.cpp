@@ -12,9 +12,11 @@
 #include "kernels/conv_direct.hpp"
 #include "kernels/convolution.hpp"
 #include "reference/conv.hpp"
-#include "tests/kernels/kernel_test_util.hpp"
+#include "tests/kernels/conv_oracle.hpp"
 
 using namespace distdl;
+using test::absolute;
+using test::in_double;
 
 namespace {
 
@@ -26,9 +28,6 @@ std::string describe(const kernels::conv_geometry& g, const shape_t& x_shape) {
         << " padding " << format_list(g.padding) << " bias " << g.bias;
     return out.str();
 }
-
-tensor<double> in_double(const tensor<float>& t) { return xt::cast<double>(t); }
-tensor<double> absolute(const tensor<double>& t) { return xt::abs(t); }
 
 void expect_direct(const kernels::convolution<float>& conv) { EXPECT_EQ(conv.last_engine(), "direct:avx512"); }
 
@@ -45,49 +44,36 @@ void check_against_reference(const kernels::conv_geometry& g, const shape_t& x_s
     const shape_t y_shape = ref::conv_output_shape(x_shape, conv.weight_shape(), rg);
     ASSERT_EQ(conv.output_shape(x_shape), y_shape);
     const auto dy = test::random_tensor<float>(y_shape, gen);
-    const auto x64 = in_double(x), w64 = in_double(w), b64 = in_double(b), dy64 = in_double(dy);
-    const auto x_abs = absolute(x64), w_abs = absolute(w64), b_abs = absolute(b64), dy_abs = absolute(dy64);
-    std::size_t kernel_volume = 1, positions = y_shape[0];
-    for (auto k : g.kernel_size) kernel_volume *= k;
-    for (std::size_t e = 2; e < y_shape.size(); ++e) positions *= y_shape[e];
-    const std::size_t forward_terms = g.in_channels * kernel_volume + 1, data_terms = g.out_channels * kernel_volume,
-                      weight_terms = positions + 1;
+    const test::conv_oracle o = test::conv_reference(x, w, b, g.bias, dy, rg);
     // The engine runs unless the convolution has nothing to compute (see kernels/convolution.cpp).
-    const bool y_work = positions * g.out_channels > 0 && g.in_channels > 0;
-    const bool dx_work = x_shape[0] * g.in_channels > 0 && positions * g.out_channels > 0;
-    const bool dw_work = positions * g.out_channels > 0;
+    const bool y_work = o.positions * g.out_channels > 0 && g.in_channels > 0;
+    const bool dx_work = x_shape[0] * g.in_channels > 0 && o.positions * g.out_channels > 0;
+    const bool dw_work = o.positions * g.out_channels > 0;
 
-    const auto y_exact = ref::conv_forward(x64, w64, g.bias ? &b64 : nullptr, rg);
-    const auto y_magnitude = ref::conv_forward(x_abs, w_abs, g.bias ? &b_abs : nullptr, rg);
-    const auto dx_exact = ref::conv_adjoint_input(dy64, w64, x_shape, rg);
-    const auto dx_magnitude = ref::conv_adjoint_input(dy_abs, w_abs, x_shape, rg);
     tensor<float> y = test::random_tensor<float>(y_shape, gen), dx = test::random_tensor<float>(x_shape, gen);
     for (int round = 0; round < 2; ++round) {
         conv.forward(x, w, bias, y);
-        EXPECT_LE(test::rounding_ratio(y, y_exact, y_magnitude, forward_terms), 1.0) << "forward";
+        EXPECT_LE(test::rounding_ratio(y, o.y_exact, o.y_magnitude, o.forward_terms), 1.0) << "forward";
         if (y_work) expect_direct(conv);
         conv.backward_data(dy, w, x_shape, dx);
-        EXPECT_LE(test::rounding_ratio(dx, dx_exact, dx_magnitude, data_terms), 1.0) << "backward_data";
+        EXPECT_LE(test::rounding_ratio(dx, o.dx_exact, o.dx_magnitude, o.data_terms), 1.0) << "backward_data";
         if (dx_work) expect_direct(conv);
     }
     // Gradients accumulate onto what dw and db hold; twice, so the second adds to the first.
     const auto dw0 = test::random_tensor<float>(conv.weight_shape(), gen);
     const auto db0 = test::random_tensor<float>({g.out_channels}, gen);
     tensor<float> dw = dw0, db = db0;
-    const auto dw_once = ref::conv_adjoint_weight(x64, dy64, conv.weight_shape(), rg);
-    const auto dw_once_magnitude = ref::conv_adjoint_weight(x_abs, dy_abs, conv.weight_shape(), rg);
-    const auto db_once = ref::conv_adjoint_bias(dy64), db_once_magnitude = ref::conv_adjoint_bias(dy_abs);
     for (int round = 1; round <= 2; ++round) {
         conv.backward_weights(x, dy, dw, g.bias ? &db : nullptr);
         if (dw_work) expect_direct(conv);
-        const tensor<double> dw_exact = in_double(dw0) + double(round) * dw_once;
-        const tensor<double> dw_magnitude = absolute(in_double(dw0)) + double(round) * dw_once_magnitude;
-        EXPECT_LE(test::rounding_ratio(dw, dw_exact, dw_magnitude, round * weight_terms), 1.0)
+        const tensor<double> dw_exact = in_double(dw0) + double(round) * o.dw_once;
+        const tensor<double> dw_magnitude = absolute(in_double(dw0)) + double(round) * o.dw_once_magnitude;
+        EXPECT_LE(test::rounding_ratio(dw, dw_exact, dw_magnitude, round * o.weight_terms), 1.0)
             << "backward_weights, round " << round;
         if (g.bias) {
-            const tensor<double> db_exact = in_double(db0) + double(round) * db_once;
-            const tensor<double> db_magnitude = absolute(in_double(db0)) + double(round) * db_once_magnitude;
-            EXPECT_LE(test::rounding_ratio(db, db_exact, db_magnitude, round * weight_terms), 1.0)
+            const tensor<double> db_exact = in_double(db0) + double(round) * o.db_once;
+            const tensor<double> db_magnitude = absolute(in_double(db0)) + double(round) * o.db_once_magnitude;
+            EXPECT_LE(test::rounding_ratio(db, db_exact, db_magnitude, round * o.weight_terms), 1.0)
                 << "bias gradient, round " << round;
         } else {
             EXPECT_EQ(db, db0);

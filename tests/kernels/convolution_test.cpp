@@ -7,9 +7,11 @@
 
 #include "kernels/convolution.hpp"
 #include "reference/conv.hpp"
-#include "tests/kernels/kernel_test_util.hpp"
+#include "tests/kernels/conv_oracle.hpp"
 
 using namespace distdl;
+using test::absolute;
+using test::in_double;
 
 namespace {
 
@@ -50,11 +52,6 @@ conv_case random_case(std::size_t dims, test::stream& gen, bool wide = false) {
     return c;
 }
 
-template <class T>
-tensor<double> in_double(const tensor<T>& t) {
-    return xt::cast<double>(t);
-}
-tensor<double> absolute(const tensor<double>& t) { return xt::abs(t); }
 
 // Every pass against the reference in double, within the rounding bound of its sums
 // (test::rounding_ratio): the exact sums, the sums of |terms| (the reference on |inputs|) and
@@ -74,28 +71,15 @@ int check_against_reference(const conv_case& c, kernels::conv_engine engine, tes
     EXPECT_EQ(conv.output_shape(c.x_shape), y_shape);
     if (conv.output_shape(c.x_shape) != y_shape) return 0;
     const auto dy = test::random_tensor<T>(y_shape, gen);
-    const auto x64 = in_double(x), w64 = in_double(w), b64 = in_double(b), dy64 = in_double(dy);
-    const auto x_abs = absolute(x64), w_abs = absolute(w64), b_abs = absolute(b64), dy_abs = absolute(dy64);
-    // Terms per sum: forward C_in * kernel volume (+ bias); an input gradient at most C_out *
-    // kernel volume; weight and bias gradients N * output positions (+ what they held).
-    std::size_t kernel_volume = 1, positions = y_shape[0];
-    for (auto k : c.g.kernel_size) kernel_volume *= k;
-    for (std::size_t e = 2; e < y_shape.size(); ++e) positions *= y_shape[e];
-    const std::size_t forward_terms = c.g.in_channels * kernel_volume + 1, data_terms = c.g.out_channels * kernel_volume,
-                      weight_terms = positions + 1;
-
-    const auto y_exact = ref::conv_forward(x64, w64, c.g.bias ? &b64 : nullptr, rg);
-    const auto y_magnitude = ref::conv_forward(x_abs, w_abs, c.g.bias ? &b_abs : nullptr, rg);
-    const auto dx_exact = ref::conv_adjoint_input(dy64, w64, c.x_shape, rg);
-    const auto dx_magnitude = ref::conv_adjoint_input(dy_abs, w_abs, c.x_shape, rg);
+    const test::conv_oracle o = test::conv_reference(x, w, b, c.g.bias, dy, rg);
     // Twice each, so the second call runs on the cached plans and reused outputs.
     tensor<T> y, dx = test::random_tensor<T>(c.x_shape, gen);  // overwritten, whatever it held
     for (int round = 0; round < 2; ++round) {
         conv.forward(x, w, bias, y);
-        EXPECT_LE(test::rounding_ratio(y, y_exact, y_magnitude, forward_terms), 1.0) << conv.last_engine();
+        EXPECT_LE(test::rounding_ratio(y, o.y_exact, o.y_magnitude, o.forward_terms), 1.0) << conv.last_engine();
         count(conv.last_engine());
         conv.backward_data(dy, w, c.x_shape, dx);
-        EXPECT_LE(test::rounding_ratio(dx, dx_exact, dx_magnitude, data_terms), 1.0) << conv.last_engine();
+        EXPECT_LE(test::rounding_ratio(dx, o.dx_exact, o.dx_magnitude, o.data_terms), 1.0) << conv.last_engine();
         count(conv.last_engine());
     }
     // Gradients accumulate onto what dw and db hold.
@@ -103,15 +87,14 @@ int check_against_reference(const conv_case& c, kernels::conv_engine engine, tes
     const auto db0 = test::random_tensor<T>({c.g.out_channels}, gen);
     tensor<T> dw = dw0, db = db0;
     conv.backward_weights(x, dy, dw, c.g.bias ? &db : nullptr);
-    const tensor<double> dw_exact = in_double(dw0) + ref::conv_adjoint_weight(x64, dy64, conv.weight_shape(), rg);
-    const tensor<double> dw_magnitude =
-        absolute(in_double(dw0)) + ref::conv_adjoint_weight(x_abs, dy_abs, conv.weight_shape(), rg);
-    EXPECT_LE(test::rounding_ratio(dw, dw_exact, dw_magnitude, weight_terms), 1.0) << conv.last_engine();
+    const tensor<double> dw_exact = in_double(dw0) + o.dw_once;
+    const tensor<double> dw_magnitude = absolute(in_double(dw0)) + o.dw_once_magnitude;
+    EXPECT_LE(test::rounding_ratio(dw, dw_exact, dw_magnitude, o.weight_terms), 1.0) << conv.last_engine();
     count(conv.last_engine());
     if (c.g.bias) {
-        const tensor<double> db_exact = in_double(db0) + ref::conv_adjoint_bias(dy64);
-        const tensor<double> db_magnitude = absolute(in_double(db0)) + ref::conv_adjoint_bias(dy_abs);
-        EXPECT_LE(test::rounding_ratio(db, db_exact, db_magnitude, weight_terms), 1.0) << conv.last_engine();
+        const tensor<double> db_exact = in_double(db0) + o.db_once;
+        const tensor<double> db_magnitude = absolute(in_double(db0)) + o.db_once_magnitude;
+        EXPECT_LE(test::rounding_ratio(db, db_exact, db_magnitude, o.weight_terms), 1.0) << conv.last_engine();
     } else {
         EXPECT_EQ(db, db0);
     }

@@ -27,6 +27,11 @@ TEST(mpi_environment, a_nested_environment_does_not_own_mpi) {
     mpi::environment nested(argc, argv);
     EXPECT_FALSE(nested.owns_mpi());
     EXPECT_TRUE(mpi::is_active());
+    // It reports the level MPI was initialized with, by the outer environment.
+    int provided = -1;
+    MPI_Query_thread(&provided);
+    EXPECT_EQ(nested.thread_level(), provided);
+    EXPECT_GE(provided, MPI_THREAD_FUNNELED);
 }
 
 TEST(mpi_communicator, counts_beyond_int_are_refused_before_mpi_sees_them) {
@@ -58,7 +63,9 @@ TEST(mpi_error, carries_the_call_the_class_and_mpis_text) {
         FAIL() << "no error";
     } catch (const mpi::mpi_error& e) {
         EXPECT_EQ(e.call(), "MPI_Recv");
+        EXPECT_EQ(e.code(), MPI_ERR_TRUNCATE);
         EXPECT_EQ(e.error_class(), MPI_ERR_TRUNCATE);
+        EXPECT_NE(e.mpi_message().find("truncated"), std::string::npos) << e.mpi_message();
         EXPECT_NE(std::string(e.what()).find("MPI_Recv"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
     }

@@ -17,32 +17,9 @@ namespace {
 
 using distdl::dtype;
 using sim_test::comm_ptr;
+using sim_test::contribution;
+using sim_test::rank_order_sum;
 namespace sim = distdl::sim;
-
-// Values of very different magnitudes, so that the order of a floating-point sum matters.
-template <class T>
-std::vector<T> contribution(int rank, std::size_t count) {
-    std::mt19937_64 gen(static_cast<std::uint64_t>(rank) * 7919 + 11);
-    std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-    std::uniform_int_distribution<int> exponent(-20, 20);
-    std::vector<T> v(count);
-    for (auto& x : v) {
-        if constexpr (std::is_floating_point_v<T>) x = static_cast<T>(std::ldexp(mantissa(gen), exponent(gen)));
-        else x = static_cast<T>(gen() % 1000003);
-    }
-    return v;
-}
-
-// ((t0 + t1) + t2) + ..., element by element.
-template <class T>
-std::vector<T> rank_order_sum(int n, std::size_t count) {
-    std::vector<T> sum = contribution<T>(0, count);
-    for (int r = 1; r < n; ++r) {
-        const auto c = contribution<T>(r, count);
-        for (std::size_t i = 0; i < count; ++i) sum[i] += c[i];
-    }
-    return sum;
-}
 
 template <class T>
 bool same_bits(const T* a, const std::vector<T>& b) {

@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "simulator/run.hpp"
+#include "tests/simulator/sim_test_util.hpp"
 
 namespace {
 
 using distdl::communicator;
 using distdl::dtype;
 using comm_ptr = std::shared_ptr<communicator>;
+using sim_test::contribution;
 namespace sim = distdl::sim;
 
 TEST(sim_collectives, broadcast_from_every_root) {
@@ -32,26 +34,16 @@ TEST(sim_collectives, broadcast_from_every_root) {
     }
 }
 
-// Values of very different magnitudes, so that the order of a floating-point sum matters.
-std::vector<double> contribution(int rank, std::size_t count) {
-    std::mt19937_64 gen(static_cast<std::uint64_t>(rank) * 7919 + 11);
-    std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-    std::uniform_int_distribution<int> exponent(-20, 20);
-    std::vector<double> v(count);
-    for (auto& x : v) x = std::ldexp(mantissa(gen), exponent(gen));
-    return v;
-}
-
 TEST(sim_collectives, sums_fold_in_rank_order_and_reduce_equals_all_reduce) {
     constexpr std::size_t count = 64;
     constexpr int n = 7;
-    std::vector<double> in_order = contribution(0, count), reversed = contribution(n - 1, count);
+    std::vector<double> in_order = contribution<double>(0, count), reversed = contribution<double>(n - 1, count);
     for (int r = 1; r < n; ++r) {
-        const auto c = contribution(r, count);
+        const auto c = contribution<double>(r, count);
         for (std::size_t i = 0; i < count; ++i) in_order[i] += c[i];
     }
     for (int r = n - 2; r >= 0; --r) {
-        const auto c = contribution(r, count);
+        const auto c = contribution<double>(r, count);
         for (std::size_t i = 0; i < count; ++i) reversed[i] += c[i];
     }
     ASSERT_NE(std::memcmp(in_order.data(), reversed.data(), count * sizeof(double)), 0)
@@ -59,7 +51,7 @@ TEST(sim_collectives, sums_fold_in_rank_order_and_reduce_equals_all_reduce) {
 
     for (int root : {0, 3, 6}) {
         sim::run(n, [&](const comm_ptr& world) {
-            const auto mine = contribution(world->rank(), count);
+            const auto mine = contribution<double>(world->rank(), count);
             std::vector<double> reduced(count, 0.0), all(count, 0.0);
             world->reduce_sum(mine.data(), world->rank() == root ? reduced.data() : nullptr, count, dtype::float64, root);
             world->all_reduce_sum(mine.data(), all.data(), count, dtype::float64);

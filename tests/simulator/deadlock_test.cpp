@@ -45,10 +45,6 @@ std::string deadlock_message(int n, std::function<void(const comm_ptr&)> body, d
     return result.get();  // rethrows anything other than sim::deadlock
 }
 
-void expect_contains(const std::string& what, const std::vector<std::string>& parts) {
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "missing \"" << p << "\" in: " << what;
-}
-
 TEST(sim_deadlock, a_receive_from_a_finished_rank_is_reported_within_a_second) {
     double seconds = 0;
     const auto what = deadlock_message(

@@ -24,6 +24,7 @@ namespace {
 using distdl::dtype;
 using distdl::request;
 using sim_test::comm_ptr;
+using sim_test::same_bits;
 namespace sim = distdl::sim;
 
 constexpr std::size_t large = 40'000;  // 320 KB of f64: deferred when its receive is not posted
@@ -32,10 +33,6 @@ std::vector<double> pattern(int seed) {
     std::vector<double> v(large);
     std::iota(v.begin(), v.end(), 0.5 + seed * 1e6);
     return v;
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 // How the world's deferred messages moved (read after sim::run returned: every rank is done).

@@ -17,45 +17,24 @@ namespace {
 
 using distdl::dtype;
 using sim_test::comm_ptr;
+using sim_test::contribution;
+using sim_test::rank_order_sum;
+using sim_test::same_bits;
 namespace sim = distdl::sim;
 
 constexpr std::size_t large = 40'000;  // 320 KB of f64: above the parallel threshold
 
-// Values of very different magnitudes, so that the order of a floating-point sum matters.
-std::vector<double> contribution(int rank, std::size_t count) {
-    std::mt19937_64 gen(static_cast<std::uint64_t>(rank) * 104729 + 5);
-    std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
-    std::uniform_int_distribution<int> exponent(-30, 30);
-    std::vector<double> v(count);
-    for (auto& x : v) x = std::ldexp(mantissa(gen), exponent(gen));
-    return v;
-}
-
-// The rank-order fold, computed here independently of the simulator.
-std::vector<double> rank_order_sum(int n, std::size_t count) {
-    std::vector<double> sum = contribution(0, count);
-    for (int r = 1; r < n; ++r) {
-        const auto c = contribution(r, count);
-        for (std::size_t i = 0; i < count; ++i) sum[i] += c[i];
-    }
-    return sum;
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
 TEST(sim_large_transfer, broadcast_reduce_and_all_reduce_match_the_serial_fold) {
     for (int n : {2, 3, 5}) {
-        const auto expected = rank_order_sum(n, large);
+        const auto expected = rank_order_sum<double>(n, large);
         sim::run(n, [&](const comm_ptr& world) {
             const int me = world->rank();
             for (int iteration = 0; iteration < 2; ++iteration) {
-                std::vector<double> buf = me == 1 ? contribution(1, large) : std::vector<double>(large, -1.0);
+                std::vector<double> buf = me == 1 ? contribution<double>(1, large) : std::vector<double>(large, -1.0);
                 world->broadcast(buf.data(), buf.size(), 1);
-                EXPECT_TRUE(same_bits(buf, contribution(1, large))) << "broadcast on rank " << me;
+                EXPECT_TRUE(same_bits(buf, contribution<double>(1, large))) << "broadcast on rank " << me;
 
-                const auto mine = contribution(me, large);
+                const auto mine = contribution<double>(me, large);
                 std::vector<double> all(large, -1.0), at_root(large, -1.0);
                 world->all_reduce_sum(mine.data(), all.data(), large, dtype::float64);
                 EXPECT_TRUE(same_bits(all, expected)) << "all_reduce_sum on rank " << me;
@@ -65,7 +44,7 @@ TEST(sim_large_transfer, broadcast_reduce_and_all_reduce_match_the_serial_fold) 
                 else EXPECT_EQ(at_root[0], -1.0);
 
                 // In place: the receive buffer is the member's own send buffer.
-                std::vector<double> in_place = contribution(me, large);
+                std::vector<double> in_place = contribution<double>(me, large);
                 world->all_reduce_sum(in_place.data(), in_place.data(), large, dtype::float64);
                 EXPECT_TRUE(same_bits(in_place, expected)) << "in-place all_reduce_sum on rank " << me;
             }
@@ -77,7 +56,7 @@ TEST(sim_large_transfer, messages_arrive_exactly_whether_or_not_the_receive_was_
     sim::run(2, [](const comm_ptr& world) {
         const int me = world->rank(), peer = 1 - me;
         for (int iteration = 0; iteration < 3; ++iteration) {
-            const auto out = contribution(10 * iteration + me, large);
+            const auto out = contribution<double>(10 * iteration + me, large);
             std::vector<double> in(large, -1.0);
             std::vector<distdl::request> reqs;
             // Iteration 0: both post the receive before a barrier, so the send finds it posted.
@@ -95,7 +74,7 @@ TEST(sim_large_transfer, messages_arrive_exactly_whether_or_not_the_receive_was_
                 reqs.push_back(world->irecv(in.data(), large, dtype::float64, peer, 7));
             }
             world->wait_all(reqs);
-            EXPECT_TRUE(same_bits(in, contribution(10 * iteration + peer, large))) << "iteration " << iteration;
+            EXPECT_TRUE(same_bits(in, contribution<double>(10 * iteration + peer, large))) << "iteration " << iteration;
         }
     });
 }

@@ -38,10 +38,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void expect_contains(const std::string& what, const std::vector<std::string>& parts) {
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "missing \"" << p << "\" in: " << what;
-}
-
 TEST(sim_scale, a_deadlock_among_4096_ranks_is_reported_without_waiting_for_a_timeout_in_a_few_lines) {
     const int n = large_world;
     std::atomic<int> deadlocked{0};

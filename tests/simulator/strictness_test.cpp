@@ -27,10 +27,6 @@ std::string unfinished_message(int n, const std::function<void(const comm_ptr&)>
     return "";
 }
 
-void expect_contains(const std::string& what, const std::vector<std::string>& parts) {
-    for (const auto& p : parts) EXPECT_NE(what.find(p), std::string::npos) << "missing \"" << p << "\" in: " << what;
-}
-
 TEST(sim_strict, a_message_never_received_fails_the_run_naming_ranks_tag_and_count) {
     const auto what = unfinished_message(3, [](const comm_ptr& world) {
         if (world->rank() != 0) return;

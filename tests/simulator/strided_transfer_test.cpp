@@ -30,7 +30,8 @@ std::vector<double> numbered(std::size_t n) {
 }
 
 // Sends the large box from rank 0 to rank 1, whose receive is posted only after a barrier that
-// rank 0 reaches after its isend (so the send is deferred); `touch` runs between isend and wait.
+// rank 0 reaches after its isend (so the send is deferred); element `touch_index` of the sent
+// array is overwritten between isend and wait.
 void deferred_box_send(const comm_ptr& world, std::size_t touch_index, std::vector<double>* received) {
     if (world->rank() == 0) {
         auto data = numbered(300 * 64);
