@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/broadcast.hpp"
+#include "core/checked_arithmetic.hpp"
 #include "core/decomposition.hpp"
 #include "core/detail/argument_agreement.hpp"
 #include "core/detail/box_copy.hpp"
@@ -355,6 +356,11 @@ std::string general_conv<T>::state::agree_on_layout(const tensor<T>& x) {
             return problem.str();
         }
         global.push_back(length);
+    }
+    try {
+        checked_volume(spec.output_shape(global), layer + ": output shape");
+    } catch (const invalid_argument& e) {
+        return e.what();
     }
     plan_layout(global);
     return {};

@@ -30,6 +30,13 @@ std::size_t conv_spec::fan_in() const {
     return f;
 }
 
+shape_t conv_spec::output_shape(const shape_t& x) const {
+    shape_t y{x[0], out_channels};
+    for (std::size_t e = 0; e < spatial_dims; ++e)
+        y.push_back(kernel_output_length(x[2 + e], kernel_size[e], stride[e], padding[e], dilation[e]));
+    return y;
+}
+
 std::string conv_layer_name(const std::string& family, std::size_t spatial_dims) {
     return family + std::to_string(spatial_dims) + "d";
 }
@@ -79,6 +86,7 @@ conv_spec normalize_conv_options(const std::string& layer, std::size_t spatial_d
                                  << " in spatial dimension " << e << ": extent " << shape[2 + e] << " + 2*padding "
                                  << s.padding[e] << " < dilation " << s.dilation[e] << " * (kernel_size "
                                  << s.kernel_size[e] << " - 1) + 1 = " << s.dilation[e] * (s.kernel_size[e] - 1) + 1);
+        checked_volume(s.output_shape(shape), layer + ": output shape");
         s.input_shape = shape;
     }
     return s;

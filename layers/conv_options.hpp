@@ -40,6 +40,9 @@ struct conv_spec {
     shape_t weight_shape() const;
     // in_channels * prod(kernel_size): the fan-in that bounds the initial values.
     std::size_t fan_in() const;
+    // Global output shape for the global input shape `x` (N x C_in x L..., the kernel fitting):
+    // N x C_out x m..., m = floor((L + 2p - d(k-1) - 1)/s) + 1.
+    shape_t output_shape(const shape_t& x) const;
 };
 
 // Throws distdl::invalid_argument, prefixed with `layer` (e.g. "GeneralConv2d"), for 1 > D > 3

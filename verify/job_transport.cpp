@@ -3,6 +3,7 @@
 #include <limits>
 #include <numeric>
 
+#include "verify/json_text.hpp"
 #include "verify/transports.hpp"
 
 namespace distdl::verify {
@@ -90,7 +91,7 @@ job_case_result run_on_job(const case_spec& spec, const layer_runner& runner, co
         else if (!spec.expect_pass() && (!mine.refused || mine.refusal.find(*spec.expected_error) == std::string::npos))
             out.local_problem = mine.refused ? "refused with \"" + mine.refusal + "\"" : "was not refused";
 
-        const std::string text = nlohmann::json(mine).dump();
+        const std::string text = json_text(nlohmann::json(mine));
         const auto gathered = team.allgather_data(std::vector<char>(text.begin(), text.end()));
         std::vector<worker_result> results;
         for (const auto& piece : gathered)
@@ -100,7 +101,7 @@ job_case_result run_on_job(const case_spec& spec, const layer_runner& runner, co
     }
 
     // Rank 0 always takes part; its verdict is everyone's.
-    std::string text = job.rank() == 0 ? nlohmann::json(out.outcome).dump() : std::string();
+    std::string text = job.rank() == 0 ? json_text(nlohmann::json(out.outcome)) : std::string();
     const auto agreed = job.broadcast_data(std::vector<char>(text.begin(), text.end()), 0);
     out.outcome = nlohmann::json::parse(std::string(agreed.begin(), agreed.end())).get<case_outcome>();
     dog.disarm();

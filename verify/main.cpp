@@ -24,6 +24,7 @@
 #include "core/communicator.hpp"
 #include "mpi_backend/environment.hpp"
 #include "verify/case_file.hpp"
+#include "verify/json_text.hpp"
 #include "verify/random_cases.hpp"
 #include "verify/registry.hpp"
 #include "verify/report.hpp"
@@ -40,13 +41,13 @@ const std::string synopsis =
 const std::string usage_text = synopsis +
     "\n"
     "Runs the verification cases in PATH (case files, or folders searched recursively for *.json,\n"
-    "in sorted order). For each case: build the world on the chosen transport, the partitions and\n"
-    "the layer; check (a) sequential equivalence with the serial reference (data movement\n"
-    "bit-exact, arithmetic within 1e-12 double / 1e-5 float of the largest value of the whole\n"
-    "reference tensor, or of its largest sum of |terms| when larger) and (b) the adjoint\n"
-    "dot-product test (1e-13 double / 1e-5 float); or, for cases that expect an error, that\n"
-    "every rank refuses with the expected text. Prints one line per case and a summary per\n"
-    "layer.\n"
+    "in sorted order; links to folders inside them are not followed). For each case: build the\n"
+    "world on the chosen transport, the partitions and the layer; check (a) sequential\n"
+    "equivalence with the serial reference (data movement bit-exact, arithmetic within 1e-12\n"
+    "double / 1e-5 float of the largest value of the whole reference tensor, or of its largest\n"
+    "sum of |terms| when larger) and (b) the adjoint dot-product test (1e-13 double / 1e-5\n"
+    "float); or, for cases that expect an error, that every rank refuses with the expected text.\n"
+    "Prints one line per case and a summary per layer.\n"
     "\n"
     "  --transport sim   threads (default), in a worker process (a fork), so that a case past the\n"
     "                    time limit is killed and a crash fails only its case (a fresh worker\n"
@@ -157,6 +158,12 @@ arguments parse(int argc, char** argv) {
                 usage_error(std::string(option) + " needs a value");
             return argv[++i];
         };
+        // An output path given empty (an unset variable in a CI script) is refused, not ignored.
+        auto path_value = [&](const char* option) -> std::string {
+            std::string path = value(option);
+            if (path.empty()) usage_error(std::string(option) + " needs a path, not an empty one");
+            return path;
+        };
         if (a == "--help" || a == "-h") {
             std::cout << usage_text;
             std::exit(0);
@@ -169,9 +176,9 @@ arguments parse(int argc, char** argv) {
         } else if (a == "--max-world") {  // 0: no limit
             args.max_world = int(whole_number(a, value("--max-world"), 0, 1000000));
         } else if (a == "--report") {
-            args.report_dir = value("--report");
+            args.report_dir = path_value("--report");
         } else if (a == "--junit") {
-            args.junit_file = value("--junit");
+            args.junit_file = path_value("--junit");
         } else if (a == "--time-limit") {
             const std::string text = value("--time-limit");
             args.time_limit_given = true;
@@ -188,7 +195,7 @@ arguments parse(int argc, char** argv) {
             args.random_world = int(whole_number(a, value("--random-world"), 1, 4096));
         } else if (a == "--random-out") {
             args.random_detail_given = true;
-            args.random_out = value("--random-out");
+            args.random_out = path_value("--random-out");
         } else if (a.rfind("--", 0) == 0) {
             usage_error("unknown option " + a);
         } else {
@@ -289,7 +296,7 @@ std::string plan_text(const std::vector<planned_case>& cases, const arguments& a
     std::ostringstream text;
     text << args.time_limit << " " << args.max_world << "\n";
     for (const auto& c : cases)
-        text << (c.spec ? c.spec->name + "\n" + c.spec->source.dump() : "invalid\n" + c.invalid.message) << "\n";
+        text << (c.spec ? c.spec->name + "\n" + json_text(c.spec->source) : "invalid\n" + c.invalid.message) << "\n";
     return text.str();
 }
 
@@ -307,21 +314,29 @@ bool same_plan_everywhere(distdl::communicator& world, const std::string& text) 
 }
 
 // The reports and JUnit file of a run (rank 0 only); 1 when one could not be written.
+// Each output apart: one that cannot be written must not keep the other from being (a stale
+// JUnit file of an earlier run would pass for this one's).
 int write_outputs(const arguments& args, const run_record& record) {
-    try {
-        if (!args.report_dir.empty()) {
+    int status = 0;
+    const auto attempt = [&](const std::function<void()>& write) {
+        try {
+            write();
+        } catch (const std::exception& e) {
+            std::cerr << "distdl-verify: " << e.what() << "\n";
+            status = 1;
+        }
+    };
+    if (!args.report_dir.empty())
+        attempt([&] {
             write_reports(args.report_dir, record);
             std::cout << "reports written to " << args.report_dir << "/verify.md and verify.json\n";
-        }
-        if (!args.junit_file.empty()) {
+        });
+    if (!args.junit_file.empty())
+        attempt([&] {
             write_junit(args.junit_file, record);
             std::cout << "JUnit XML written to " << args.junit_file << "\n";
-        }
-    } catch (const std::exception& e) {
-        std::cerr << "distdl-verify: " << e.what() << "\n";
-        return 1;
-    }
-    return 0;
+        });
+    return status;
 }
 
 // What rank 0 has run so far and the case it is running, for the MPI watchdog: a job aborted at

@@ -154,6 +154,13 @@ def feature_cases():
        expect=refuse("must all be at least 1"))
     fc(1, "refuse_in_channels_zero", "in_channels 0", 2, rng(0, 2), [2], [1, 0, 8], 0, 2, 3,
        expect=refuse("FeatureConv1d: in_channels 0 and out_channels 2 must be at least 1"))
+    overflow = ("FeatureConv3d: output shape [1,1,8388609,8388609,8388609]: 70368760954881 * 8388609 does not fit in "
+                "a 64-bit size (overflow)")
+    fc(3, "refuse_output_overflow", "Padding 2^22 on every side of 1 element: an output of 8388609^3 elements (refused "
+       "at construction, naming the layer)", 1, [0], [1, 1, 1], [1, 1, 1, 1, 1], 1, 1, 1, p=4194304,
+       expect=refuse(overflow))
+    fc(3, "refuse_output_overflow_learnt", "The same, the input shape learnt (refused at the first forward)", 1, [0],
+       [1, 1, 1], [1, 1, 1, 1, 1], 1, 1, 1, p=4194304, input_shape="learnt", expect=refuse(overflow))
     conv(f, "FeatureConv1d", "1d_refuse_idle_workers_too", "A channel split with idle workers: they refuse as well",
          5, {"P_x": (rng(1, 3), [1, 2, 1])}, [1, 2, 8], 2, 2, 3,
          expect=refuse("FeatureConv1d: P_x shape [1,2,1] must be 1 x 1 x P_1..P_D (dimension 1 is 2"))

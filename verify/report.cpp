@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "verify/build_commit.hpp"
+#include "verify/json_text.hpp"
 
 namespace distdl::verify {
 
@@ -207,16 +208,43 @@ void write_reports(const std::string& dir, const run_record& record) {
         DISTDL_REQUIRE_AS(out.good(), error, "cannot write " << path.string());
     };
     write("verify.md", report_markdown(record, machine));
-    write("verify.json", report_json(record, machine).dump(2) + "\n");
+    write("verify.json", json_text(report_json(record, machine), 2) + "\n");
 }
 
 namespace {
 
+// The length of the well-formed UTF-8 sequence at text[i] (1 to 4), or 0 if there is none there.
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    if (lead < 0x80) return 1;
+    const std::size_t n = lead >= 0xC2 && lead <= 0xDF   ? 2
+                          : lead >= 0xE0 && lead <= 0xEF ? 3
+                          : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                         : 0;
+    if (n == 0 || i + n > text.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    const unsigned char second = byte(i + 1);  // no overlong forms, surrogates or code points beyond U+10FFFF
+    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) || (lead == 0xF0 && second < 0x90) ||
+        (lead == 0xF4 && second > 0x8F))
+        return 0;
+    return n;
+}
+
 // Text safe inside XML content and double-quoted attributes. Characters XML 1.0 cannot carry
-// (control characters other than tab, newline, carriage return) become '?'.
+// (control characters other than tab, newline, carriage return) become '?', bytes that are not
+// UTF-8 (a path holds whatever the file system does) U+FFFD.
 std::string xml_escape(const std::string& text, bool attribute) {
     std::string out;
-    for (char c : text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = utf8_length(text, i);
+        if (n != 1) {
+            out += n == 0 ? std::string("\xEF\xBF\xBD") : text.substr(i, n);
+            i += n == 0 ? 1 : n;
+            continue;
+        }
+        const char c = text[i++];
         switch (c) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;
@@ -236,22 +264,26 @@ std::string xml_escape(const std::string& text, bool attribute) {
 // The suite (classname) of each outcome: its file's folder below `root` (run_record::case_root:
 // "linear" for a run on cases/; "x/a" and "y/a" for j/x/a and j/y/a, which the folder name alone
 // would merge), or below the folder the case files share when no root is given; the folder's own
-// name when that is the root itself; the layer's name for outcomes without a folder (random cases).
+// name when that is the root itself; the layer's name for random cases.
 std::vector<std::string> suite_names(const std::vector<case_outcome>& outcomes, std::string root) {
     namespace fs = std::filesystem;
+    // Random cases have no file; case files count by their absolute folder, however the path
+    // was spelt ("a.json", "./a.json", "../x/a.json" from x alike).
+    const auto random = [](const case_outcome& o) { return o.file.empty() || o.name.rfind("random/", 0) == 0; };
     if (root.empty()) {
         std::vector<std::string> files;
         for (const auto& o : outcomes)
-            if (fs::path(o.file).has_parent_path()) files.push_back(o.file);
+            if (!random(o)) files.push_back(o.file);
         root = common_folder(files);
     }
     std::vector<std::string> names;
     for (const auto& o : outcomes) {
-        if (!fs::path(o.file).has_parent_path()) {
+        if (random(o)) {
             names.push_back(o.layer);
             continue;
         }
-        const fs::path folder = fs::absolute(fs::path(o.file).parent_path()).lexically_normal();
+        fs::path folder = fs::absolute(o.file).lexically_normal().parent_path();
+        if (!folder.has_filename()) folder = folder.parent_path();
         const fs::path below = folder.lexically_relative(root);
         const bool inside = !below.empty() && below != "." && *below.begin() != "..";
         names.push_back(inside ? below.generic_string() : folder.filename().string());

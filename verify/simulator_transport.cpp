@@ -18,11 +18,13 @@
 #include <stdexcept>
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "simulator/run.hpp"
 #include "verify/case_runner.hpp"
+#include "verify/json_text.hpp"
 #include "verify/registry.hpp"
 #include "verify/transports.hpp"
 
@@ -92,9 +94,9 @@ reading read_message(int fd, std::optional<clock::time_point> deadline, std::str
         const case_spec spec = parse_case(doc.at("doc"), doc.at("file").get<std::string>(), registry);
         std::string reply;
         try {
-            reply = nlohmann::json(run_in_this_process(spec, *registry.find(spec.layer))).dump();
+            reply = json_text(nlohmann::json(run_in_this_process(spec, *registry.find(spec.layer))));
         } catch (const std::exception& e) {
-            reply = nlohmann::json(failed_case(spec, e.what())).dump();
+            reply = json_text(nlohmann::json(failed_case(spec, e.what())));
         }
         if (!write_message(replies, reply)) std::_Exit(1);
     }
@@ -116,8 +118,13 @@ class case_worker {
             close(to_worker[0]), close(to_worker[1]);
             return refused("could not make a pipe for the cases' process", why);
         }
+        const pid_t parent = getpid();
         const pid_t pid = fork();
         if (pid == 0) {
+            // The worker ends with this process, however it ends (killed by CI, say): the time
+            // limit is this process's to enforce, so an orphan would run a hung case forever.
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) std::_Exit(1);  // it ended before the line above
             close(to_worker[1]), close(from_worker[0]);
             serve_cases(to_worker[0], from_worker[1], registry);
         }
@@ -137,7 +144,7 @@ class case_worker {
     // if the worker died (it is then ended) or was late (it is then killed).
     reading run(const case_spec& spec, clock::time_point deadline, std::string& outcome) {
         const nlohmann::json request{{"file", spec.file}, {"doc", spec.source}};
-        if (!write_message(requests_, request.dump())) return reading::ended;
+        if (!write_message(requests_, json_text(request))) return reading::ended;
         return read_message(replies_, deadline, outcome);
     }
 

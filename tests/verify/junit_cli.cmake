@@ -39,3 +39,23 @@ if(NOT passed_count EQUAL case_count)
   message(FATAL_ERROR "${passed_count} passing <testcase> elements under ${cases_folder}, expected ${case_count}:\n${xml}")
 endif()
 message(STATUS "${OUT}: ${testcase_count} testcases, 1 failure, as expected")
+
+# A report folder that cannot be made (a file is in its place) fails the run, but the JUnit file
+# is still written: a stale one of an earlier run must not pass for this one's.
+get_filename_component(out_dir ${OUT} DIRECTORY)
+file(WRITE ${out_dir}/blocker "")
+file(REMOVE ${OUT})
+execute_process(COMMAND ${VERIFY} --junit ${OUT} --report ${out_dir}/blocker ${CASES}
+                RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
+if(NOT status EQUAL 1 OR NOT errors MATCHES "cannot create the report folder" OR NOT EXISTS ${OUT})
+  message(FATAL_ERROR "an unwritable --report: exit ${status} (expected 1), JUnit written: ${OUT}\n${output}${errors}")
+endif()
+
+# An output path given empty (an unset variable in a CI script) is a usage error, not ignored.
+foreach(option --junit --report --random-out)
+  execute_process(COMMAND ${VERIFY} ${option} "" ${CASES} RESULT_VARIABLE status ERROR_VARIABLE errors OUTPUT_QUIET)
+  if(NOT status EQUAL 2 OR NOT errors MATCHES "${option} needs a path, not an empty one")
+    message(FATAL_ERROR "${option} \"\": exit ${status} (expected 2):\n${errors}")
+  endif()
+endforeach()
+message(STATUS "an unwritable --report leaves the JUnit file written; empty output paths are refused")

@@ -230,3 +230,43 @@ TEST(Junit, WriteJunitWritesTheFileAndRefusesAnUnwritablePath) {
 }
 
 }  // namespace
+
+// A case file's suite does not depend on how its path was spelt: "a.json" and "./a.json" from
+// its folder, or "j/a.json" from above, all give the folder's name.
+TEST(Junit, ASuiteDoesNotDependOnThePathsSpelling) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("distdl_junit_spelling_" + std::to_string(::getpid()));
+    fs::create_directories(dir / "j");
+    const fs::path before = fs::current_path();
+    fs::current_path(dir / "j");
+    for (const std::string& spelt : {"a.json", "./a.json", "../j/a.json"}) {
+        run_record record;
+        record.transport = "sim";
+        record.case_root = common_folder({spelt});
+        record.outcomes = {outcome("p", spelt, "ReLU", verdict::passed, "", 0)};
+        const std::string xml = report_junit(record);
+        EXPECT_NE(xml.find("<testcase classname=\"j\" name=\"p\""), std::string::npos) << spelt << "\n" << xml;
+    }
+    fs::current_path(before);
+    fs::remove_all(dir);
+}
+
+// Bytes that are not UTF-8 (a path holds whatever the file system does) become U+FFFD: the
+// XML stays well-formed and the JSON report is written.
+TEST(Junit, BytesThatAreNotUtf8AreReplaced) {
+    run_record record = sample_run();
+    record.outcomes.push_back(outcome("x\xE9.json", "cases/broken/x\xE9.json", "(invalid)", verdict::failed,
+                                      "cases/broken/x\xE9.json: invalid JSON \xF0\x9F\x98", 0));
+    const std::string xml = report_junit(record);
+    EXPECT_EQ(xml_problem(xml), "");
+    EXPECT_NE(xml.find("name=\"x\xEF\xBF\xBD.json\""), std::string::npos) << xml;
+    EXPECT_EQ(xml.find("\xE9"), std::string::npos);
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("distdl_report_utf8_" + std::to_string(::getpid()));
+    write_reports(dir.string(), record);
+    std::ifstream in(dir / "verify.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_NE(text.str().find("x\xEF\xBF\xBD.json"), std::string::npos);
+    fs::remove_all(dir);
+}
