@@ -56,7 +56,8 @@ const std::string usage_text = synopsis +
     "                    on ranks 0..world_size-1 (the others idle); rank 0 prints, other ranks\n"
     "                    print only their failures, all ranks agree on the verdict; ranks that\n"
     "                    planned different cases (files, options) refuse together first (exit 2)\n"
-    "  --filter TEXT     only cases whose name or file path contains TEXT\n"
+    "  --filter TEXT     only cases whose name or file path contains TEXT (case files that cannot\n"
+    "                    be used and that it leaves out are named on stderr)\n"
     "  --max-world N     skip (and report as skipped) cases of more than N workers; default 256,\n"
     "                    which leaves out the large cases of cases/scale (1,024 and 4,096 workers);\n"
     "                    0 means no limit\n"
@@ -239,6 +240,7 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
     }
     std::vector<planned_case> cases;
     std::map<std::string, std::string> seen;  // name -> file
+    std::vector<std::string> unread;          // files that cannot be used, left out by the filter
     // The case of `file`, read by `read`, unless the filter matches neither its file nor its
     // name; a file that cannot be used or a name an earlier file has (filtered out or not) is an
     // invalid case.
@@ -249,6 +251,7 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
             c.spec = read();
         } catch (const std::exception& e) {
             if (file_matches) cases.push_back({std::nullopt, invalid_case(file, e.what())});
+            else unread.push_back(file);
             return;
         }
         // Names are compared before the filter: a shard of a suite sees the duplicates the whole does.
@@ -262,6 +265,12 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
         cases.push_back(std::move(c));
     };
     for (const auto& file : files) admit(file, [&] { return load_case(file, registry); });
+    // Their names are unknown, so the filter cannot tell whether they were meant: said, not run.
+    if (!unread.empty() && rank == 0) {
+        std::cerr << "distdl-verify: --filter left out " << unread.size() << " case file(s) that cannot be used:";
+        for (const auto& file : unread) std::cerr << " " << file;
+        std::cerr << "\n";
+    }
     if (args.random_cases == 0) return cases;
     std::size_t index = 0;
     for (const auto& document : random_case_documents(args.random_cases, args.random_seed, args.random_world)) {
