@@ -200,9 +200,9 @@ MPI_Comm mpi_communicator::open_comm() const {
 
 MPI_Comm mpi_communicator::comm_for_call() const {
     const MPI_Comm comm = open_comm();
-    int main = 1;
-    if (main_thread_only_) check(MPI_Is_thread_main(&main), "MPI_Is_thread_main");
-    if (main == 0)
+    int on_main_thread = 1;
+    if (main_thread_only_) check(MPI_Is_thread_main(&on_main_thread), "MPI_Is_thread_main");
+    if (on_main_thread == 0)
         throw communication_error("MPI communicator: rank " + std::to_string(rank_) +
                                   " used from another thread than the one that initialized MPI, which alone may call "
                                   "MPI at the thread level provided (MPI_THREAD_FUNNELED or below); each rank "

@@ -290,7 +290,7 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
 void print_random_rerun_hint(const arguments& args, const run_record& record) {
     if (args.random_cases == 0 || !args.random_out.empty()) return;
     const auto failed_random = [](const case_outcome& o) {
-        return o.result == verdict::failed && o.name.rfind("random/", 0) == 0;
+        return o.result == verdict::failed && is_random_case_name(o.name);
     };
     if (std::none_of(record.outcomes.begin(), record.outcomes.end(), failed_random)) return;
     std::cout << "To rerun a failed random case alone: the same --random " << args.random_cases << " --seed "

@@ -24,6 +24,7 @@
 // `--random-out` writes the cases as files to keep one.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,5 +34,9 @@ namespace distdl::verify {
 // `count` case documents named "random/<seed>/<index>_<layer>" (+ "_refused"), world sizes 1..max_world
 // (at least 1).
 std::vector<nlohmann::json> random_case_documents(std::size_t count, std::uint64_t seed, int max_world);
+
+// Whether a case name is a random case's: such a case has no file of its own (distdl-verify
+// gives it a file name for messages and --random-out only).
+inline bool is_random_case_name(const std::string& name) { return name.rfind("random/", 0) == 0; }
 
 }  // namespace distdl::verify

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "verify/build_commit.hpp"
 #include "verify/json_text.hpp"
+#include "verify/random_cases.hpp"
 
 namespace distdl::verify {
 
@@ -267,9 +268,9 @@ std::string xml_escape(const std::string& text, bool attribute) {
 // name when that is the root itself; the layer's name for random cases.
 std::vector<std::string> suite_names(const std::vector<case_outcome>& outcomes, std::string root) {
     namespace fs = std::filesystem;
-    // Random cases have no file; case files count by their absolute folder, however the path
-    // was spelt ("a.json", "./a.json", "../x/a.json" from x alike).
-    const auto random = [](const case_outcome& o) { return o.file.empty() || o.name.rfind("random/", 0) == 0; };
+    // Random cases have no file of their own; case files count by their absolute folder, however
+    // the path was spelt ("a.json", "./a.json", "../x/a.json" from x alike).
+    const auto random = [](const case_outcome& o) { return o.file.empty() || is_random_case_name(o.name); };
     if (root.empty()) {
         std::vector<std::string> files;
         for (const auto& o : outcomes)
@@ -282,8 +283,7 @@ std::vector<std::string> suite_names(const std::vector<case_outcome>& outcomes, 
             names.push_back(o.layer);
             continue;
         }
-        fs::path folder = fs::absolute(o.file).lexically_normal().parent_path();
-        if (!folder.has_filename()) folder = folder.parent_path();
+        const fs::path folder = fs::absolute(o.file).lexically_normal().parent_path();
         const fs::path below = folder.lexically_relative(root);
         const bool inside = !below.empty() && below != "." && *below.begin() != "..";
         names.push_back(inside ? below.generic_string() : folder.filename().string());
