@@ -1,11 +1,13 @@
 // distdl-verify: runs JSON cases (DESIGN §6) on the simulator or under MPI and checks each
 // against the serial reference (sequential equivalence) and its own adjoint (dot-product test).
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,6 +21,8 @@
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "core/checked_arithmetic.hpp"
 #include "core/communicator.hpp"
@@ -92,9 +96,12 @@ const std::string usage_text = synopsis +
     "\n"
     "Exit status:\n"
     "  0  every case that ran passed (skipped cases are not failures; at least one case ran)\n"
-    "  1  a case failed or its file could not be used, no case ran, or a report could not be written\n"
-    "  2  usage error (unknown option, bad value, missing path)\n"
-    "  3  MPI only: a case exceeded the time limit and the job was aborted\n"
+    "  1  a case failed or its file could not be used, no case ran, or a report or --random-out file\n"
+    "     could not be written\n"
+    "  2  usage error (unknown option, bad value, missing path, an output folder that cannot be made\n"
+    "     or written into, --junit naming a folder or one of --report's files): before any case runs\n"
+    "  3  MPI only: a case exceeded the time limit and the job was aborted (the reports list it as\n"
+    "     failed and the cases after it as skipped)\n"
     "\n"
     "Example: distdl-verify --report reports --junit reports/verify.junit.xml cases\n"
     "         distdl-verify --random 1000 --seed 7\n"
@@ -147,6 +154,33 @@ double seconds(const std::string& option, const std::string& text) {
     if (!(s > 0) || !(s <= 1e6))
         usage_error(option + " needs a positive number of seconds up to 1000000 (such as 30 or 0.5), not " + text);
     return s;
+}
+
+// Makes `folder` for `option`'s output unless it exists, or a usage error if it cannot be made or
+// written into: said before the cases run, not after.
+void output_folder(const std::string& option, const std::string& folder) {
+    std::error_code ec;
+    if (!std::filesystem::create_directories(folder, ec) && !std::filesystem::is_directory(folder))
+        usage_error(option + " " + folder + " is not a folder that can be made" +
+                    (ec ? " (" + ec.message() + ")" : std::string()));
+    if (::access(folder.c_str(), W_OK) != 0)
+        usage_error(option + ": the folder " + folder + " cannot be written into (" + std::strerror(errno) + ")");
+}
+
+// The output paths, checked alike on every MPI rank (only rank 0 writes the files later).
+void check_outputs(const arguments& args) {
+    namespace fs = std::filesystem;
+    if (!args.random_out.empty()) output_folder("--random-out", args.random_out);
+    if (!args.report_dir.empty()) output_folder("--report", args.report_dir);
+    if (args.junit_file.empty()) return;
+    const fs::path junit(args.junit_file);
+    if (fs::is_directory(junit) || !junit.has_filename()) usage_error("--junit " + args.junit_file + " is a folder; give a file name");
+    output_folder("--junit", junit.has_parent_path() ? junit.parent_path().string() : ".");
+    if (args.report_dir.empty()) return;
+    for (const char* report : {"verify.md", "verify.json"})
+        if (fs::weakly_canonical(junit) == fs::weakly_canonical(fs::path(args.report_dir) / report))
+            usage_error("--junit " + args.junit_file + " is the report " + report + " that --report " +
+                        args.report_dir + " writes; give another file");
 }
 
 arguments parse(int argc, char** argv) {
@@ -216,12 +250,7 @@ arguments parse(int argc, char** argv) {
         usage_error("--in-process runs without a time limit: drop --time-limit");
     if (args.random_cases == 0 && args.random_detail_given)
         usage_error("--seed, --random-world and --random-out go with --random N");
-    // Checked here, alike on every MPI rank: only rank 0 writes the files later.
-    std::error_code ec;
-    if (!args.random_out.empty() && !std::filesystem::create_directories(args.random_out, ec) &&
-        !std::filesystem::is_directory(args.random_out))
-        usage_error("--random-out " + args.random_out + " is not a folder that can be made" +
-                    (ec ? " (" + ec.message() + ")" : std::string()));
+    check_outputs(args);
     return args;
 }
 
@@ -231,7 +260,9 @@ struct planned_case {
     case_outcome invalid;
 };
 
-std::vector<planned_case> plan(const arguments& args, const runner_registry& registry, int rank) {
+// `random_out_failed` tells whether a --random-out file could not be written.
+std::vector<planned_case> plan(const arguments& args, const runner_registry& registry, int rank,
+                               bool& random_out_failed) {
     std::vector<std::string> files;
     try {
         files = find_case_files(args.paths);
@@ -276,10 +307,15 @@ std::vector<planned_case> plan(const arguments& args, const runner_registry& reg
     for (const auto& document : random_case_documents(args.random_cases, args.random_seed, args.random_world)) {
         const std::string file = "random_" + std::to_string(args.random_seed) + "_" + std::to_string(index++) + ".json";
         if (!args.random_out.empty() && rank == 0) {
-            // A copy for the user: a failure is said, not fatal (the other ranks run on regardless).
+            // A copy for the user: a failure is said and ends the run with 1, but the cases still
+            // run (the other ranks run on regardless).
             std::ofstream out(std::filesystem::path(args.random_out) / file);
             out << document.dump(1) << "\n";
-            if (!out) std::cerr << "distdl-verify: cannot write " << args.random_out << "/" << file << "\n";
+            out.close();
+            if (!out) {
+                std::cerr << "distdl-verify: cannot write " << args.random_out << "/" << file << "\n";
+                random_out_failed = true;
+            }
         }
         admit(file, [&] { return parse_case(document, file, registry); });  // a generator bug: like a broken file
     }
@@ -354,6 +390,7 @@ struct progress {
     std::mutex mutex;
     run_record record;
     case_outcome running;
+    std::vector<case_outcome> planned;  // every case of the run, in order: skipped, or an unusable file
     bool writing = false;    // the run writes its own reports: every case is done
     bool cut_short = false;  // the watchdog writes them: the run must not
 };
@@ -362,7 +399,8 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
         int rank, int job_ranks, distdl::communicator* job_world = nullptr, progress* shared = nullptr) {
     const auto& registry = builtin_registry();
     const auto start = std::chrono::steady_clock::now();
-    const auto cases = plan(args, registry, rank);
+    bool random_out_failed = false;
+    const auto cases = plan(args, registry, rank, random_out_failed);
     if (job_world && !same_plan_everywhere(*job_world, plan_text(cases, args))) {
         std::cout << "distdl-verify: rank " << rank << " planned " << cases.size()
                   << " case(s), but the ranks of the job planned different cases (their case files, --filter, "
@@ -383,6 +421,10 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
     if (shared) {
         const std::lock_guard<std::mutex> lock(shared->mutex);
         shared->record = record;
+        for (const auto& c : cases) {
+            shared->planned.push_back(c.spec ? outcome_for(*c.spec) : c.invalid);
+            if (c.spec) shared->planned.back().result = verdict::skipped;
+        }
     }
     for (const auto& c : cases) {
         if (shared && c.spec) {
@@ -425,6 +467,7 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
         print_random_rerun_hint(args, record);
         if (write_outputs(args, record) != 0) return 1;
     }
+    if (random_out_failed) return 1;
     if (total.passed + total.failed == 0) {
         if (rank == 0) std::cout << "no case ran\n";
         return 1;
@@ -465,18 +508,28 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
             std::fflush(stderr);
             if (rank == 0) {
                 run_record partial;
+                std::vector<case_outcome> unreached;
                 {
                     const std::lock_guard<std::mutex> lock(done.mutex);
                     done.cut_short = !done.writing;  // the run's own reports win a race at the last case
                     if (!done.cut_short) return;
                     partial = done.record;
                     partial.outcomes.push_back(done.running);
+                    unreached.assign(done.planned.begin() + std::ptrdiff_t(partial.outcomes.size()), done.planned.end());
                 }
                 case_outcome& late = partial.outcomes.back();
                 late.result = verdict::failed;
                 late.seconds = seconds;
                 for (const auto& o : partial.outcomes) partial.total_seconds += o.seconds;
                 late.message = "exceeded the time limit of " + seconds_as_given(seconds) + " s; the job was aborted";
+                // The cases after it are listed too (a file that cannot be used stays failed), so
+                // that the reports account for the whole suite.
+                const std::string late_name = late.name;
+                for (auto& o : unreached) {
+                    if (o.result == verdict::skipped)
+                        o.message = "not run: the job was aborted when " + late_name + " exceeded the time limit";
+                    partial.outcomes.push_back(std::move(o));
+                }
                 write_outputs(args, partial);
                 std::cout.flush();
             } else {

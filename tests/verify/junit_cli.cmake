@@ -40,15 +40,35 @@ if(NOT passed_count EQUAL case_count)
 endif()
 message(STATUS "${OUT}: ${testcase_count} testcases, 1 failure, as expected")
 
-# A report folder that cannot be made (a file is in its place) fails the run, but the JUnit file
-# is still written: a stale one of an earlier run must not pass for this one's.
+# Output paths that cannot be used are refused before any case runs (exit 2), not found out after
+# the run: a report folder that cannot be made (a file is in its place), a --junit path that is a
+# folder, and a --junit file that --report would overwrite.
 get_filename_component(out_dir ${OUT} DIRECTORY)
 file(WRITE ${out_dir}/blocker "")
-file(REMOVE ${OUT})
-execute_process(COMMAND ${VERIFY} --junit ${OUT} --report ${out_dir}/blocker ${CASES}
-                RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
-if(NOT status EQUAL 1 OR NOT errors MATCHES "cannot create the report folder" OR NOT EXISTS ${OUT})
-  message(FATAL_ERROR "an unwritable --report: exit ${status} (expected 1), JUnit written: ${OUT}\n${output}${errors}")
+set(reports ${out_dir}/reports)
+foreach(refused "--report;${out_dir}/blocker/reports;is not a folder that can be made"
+                "--junit;${out_dir};is a folder\\; give a file name"
+                "--junit;${reports}/verify.json;is the report verify.json that --report")
+  list(GET refused 0 option)
+  list(GET refused 1 path)
+  list(GET refused 2 expected)
+  set(report_option --report ${reports})
+  if(option STREQUAL "--report")
+    set(report_option "")
+  endif()
+  execute_process(COMMAND ${VERIFY} ${option} ${path} ${report_option} ${CASES}
+                  RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
+  if(NOT status EQUAL 2 OR NOT errors MATCHES "${option} ${path} ${expected}" OR output MATCHES "PASS")
+    message(FATAL_ERROR "${option} ${path}: exit ${status} (expected 2, before any case ran):\n${output}${errors}")
+  endif()
+endforeach()
+
+# A --random-out file that cannot be written (a folder is in its place) is said and fails the run.
+file(MAKE_DIRECTORY ${out_dir}/random/random_5_0.json)
+execute_process(COMMAND ${VERIFY} --random 2 --seed 5 --random-out ${out_dir}/random
+                RESULT_VARIABLE status OUTPUT_QUIET ERROR_VARIABLE errors)
+if(NOT status EQUAL 1 OR NOT errors MATCHES "cannot write [^\n]*random_5_0.json")
+  message(FATAL_ERROR "an unwritable --random-out file: exit ${status} (expected 1):\n${errors}")
 endif()
 
 # An output path given empty (an unset variable in a CI script) is a usage error, not ignored.
