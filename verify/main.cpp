@@ -174,7 +174,8 @@ void check_outputs(const arguments& args) {
     if (!args.report_dir.empty()) output_folder("--report", args.report_dir);
     if (args.junit_file.empty()) return;
     const fs::path junit(args.junit_file);
-    if (fs::is_directory(junit) || !junit.has_filename()) usage_error("--junit " + args.junit_file + " is a folder; give a file name");
+    if (fs::is_directory(junit) || !junit.has_filename())
+        usage_error("--junit " + args.junit_file + " is a folder; give a file name");
     output_folder("--junit", junit.has_parent_path() ? junit.parent_path().string() : ".");
     if (args.report_dir.empty()) return;
     for (const char* report : {"verify.md", "verify.json"})
@@ -515,7 +516,8 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
                     if (!done.cut_short) return;
                     partial = done.record;
                     partial.outcomes.push_back(done.running);
-                    unreached.assign(done.planned.begin() + std::ptrdiff_t(partial.outcomes.size()), done.planned.end());
+                    const auto first_unreached = done.planned.begin() + std::ptrdiff_t(partial.outcomes.size());
+                    unreached.assign(first_unreached, done.planned.end());
                 }
                 case_outcome& late = partial.outcomes.back();
                 late.result = verdict::failed;
