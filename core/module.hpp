@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/partition.hpp"
@@ -70,6 +71,14 @@ class module {
 
     // Parameters this worker owns (empty for data movement and on workers owning none).
     virtual std::vector<parameter<T>*> parameters() { return {}; }
+    // The same, each with its path: the parameter's name ("weight"), and inside a sequential the
+    // module's position before it ("2.weight"; "1.0.bias" in a nested one), as PyTorch names
+    // them: what an optimizer's state or a checkpoint can be keyed by.
+    virtual std::vector<std::pair<std::string, parameter<T>*>> named_parameters() {
+        std::vector<std::pair<std::string, parameter<T>*>> named;
+        for (auto* p : parameters()) named.emplace_back(p->name, p);
+        return named;
+    }
     // Clears the gradients of parameters(), which adjoint accumulates into.
     void zero_grad() {
         for (auto* p : parameters()) p->grad.fill(T(0));

@@ -96,6 +96,14 @@ std::vector<parameter<T>*> sequential<T>::parameters() {
 }
 
 template <class T>
+std::vector<std::pair<std::string, parameter<T>*>> sequential<T>::named_parameters() {
+    std::vector<std::pair<std::string, parameter<T>*>> all;
+    for (std::size_t i = 0; i < modules_.size(); ++i)
+        for (auto& [path, p] : modules_[i]->named_parameters()) all.emplace_back(std::to_string(i) + "." + path, p);
+    return all;
+}
+
+template <class T>
 const cartesian_partition* sequential<T>::input_partition() const {
     for (const auto& m : modules_)
         if (!is_identity_chain(*m)) return m->input_partition();

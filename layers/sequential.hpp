@@ -1,6 +1,7 @@
 #pragma once
 // A chain of modules: y = F_n(...F_2(F_1(x))), adjoint dx = F_1*(F_2*(...F_n*(dy))) (reverse
-// order), parameters() the concatenation of every module's, in order. Each module's output
+// order), parameters() the concatenation of every module's, in order (named_parameters():
+// each path prefixed with its module's index, "2.weight"). Each module's output
 // partition must be the next one's input partition; the modules check their pieces, and the
 // chain checks the partitions where both modules say them (module::input_partition; an empty
 // chain between them, the identity, is looked through): the same workers in the same order on
@@ -57,6 +58,7 @@ class sequential : public module<T> {
     bool is_identity() const;
 
     std::vector<parameter<T>*> parameters() override;
+    std::vector<std::pair<std::string, parameter<T>*>> named_parameters() override;
     const cartesian_partition* input_partition() const override;
     const cartesian_partition* output_partition() const override;
 

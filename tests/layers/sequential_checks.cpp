@@ -1,6 +1,6 @@
 // sequential on both transports: two DistributedLinear layers chained (the first's P_y is the
-// second's P_x) against the reference applied twice; parameters of both in order; the empty
-// chain is the identity.
+// second's P_x) against the reference applied twice; parameters of both in order, and their
+// paths; the empty chain is the identity.
 #include <functional>
 
 #include "core/broadcast.hpp"
@@ -70,6 +70,17 @@ void check_two_linear(const std::shared_ptr<distdl::communicator>& world, bool d
     if (P_W1.active()) expected += P_W1.index()[1] == 0 ? 2 : 1;
     if (P_W2.active()) expected += 1;
     DCHECK_EQ(params.size(), expected);
+    // The same parameters with their paths: the module's position, then the layer's name.
+    std::vector<std::string> paths;
+    if (P_W1.active()) paths.push_back("0.weight");
+    if (P_W1.active() && P_W1.index()[1] == 0) paths.push_back("0.bias");
+    if (P_W2.active()) paths.push_back("1.weight");
+    const auto named = net.named_parameters();
+    DCHECK_EQ(named.size(), expected);
+    for (std::size_t i = 0; i < named.size() && i < paths.size(); ++i) {
+        DCHECK_EQ(named[i].first, paths[i]);
+        DCHECK(named[i].second == params[i]);
+    }
     if (!distributed && me == 0) {
         const tensor<T> h = distdl::ref::linear(x, m1.weight, m1.bias);
         const tensor<T> dh = distdl::ref::linear_adjoint_input(dy, m2.weight);
@@ -100,6 +111,25 @@ DISTDL_CHECK(sequential_empty_is_identity, world_size <= 2) {
     DCHECK(distdl::testing::same_bits(net.adjoint(x), x));
     DCHECK(net.parameters().empty());
     DCHECK_THROWS(net.append(nullptr), distdl::invalid_argument, "sequential: module 0 is null");
+}
+
+// Paths name each parameter by the modules around it, nested chains included; a layer alone
+// gives its own names.
+DISTDL_CHECK(sequential_names_parameters_by_path, world_size == 1) {
+    const auto P = make_partition(world, {0}, {1, 1});
+    sequential<double> net;
+    auto& inner = net.emplace<sequential<double>>();
+    inner.emplace<distributed_linear<double>>(P, P, P, 3, 2, linear_options{.bias = true, .seed = 1});
+    auto& last = net.emplace<distributed_linear<double>>(P, P, P, 2, 2, linear_options{.bias = false, .seed = 2});
+    const auto paths = [](auto& m) {
+        std::vector<std::string> names;
+        for (const auto& [path, p] : m.named_parameters()) names.push_back(path + " " + p->name);
+        return names;
+    };
+    DCHECK_EQ(paths(net), (std::vector<std::string>{"0.0.weight weight", "0.0.bias bias", "1.weight weight"}));
+    DCHECK_EQ(paths(inner), (std::vector<std::string>{"0.weight weight", "0.bias bias"}));
+    DCHECK_EQ(paths(last), (std::vector<std::string>{"weight weight"}));
+    DCHECK(net.named_parameters().at(2).second == last.parameters().at(0));
 }
 
 // A module that refuses on some of the chain's workers only (its own): the others, waiting in

@@ -239,7 +239,7 @@ TEST(Junit, ASuiteDoesNotDependOnThePathsSpelling) {
     fs::create_directories(dir / "j");
     const fs::path before = fs::current_path();
     fs::current_path(dir / "j");
-    for (const std::string& spelt : {"a.json", "./a.json", "../j/a.json"}) {
+    for (const char* spelt : {"a.json", "./a.json", "../j/a.json"}) {
         run_record record;
         record.transport = "sim";
         record.case_root = common_folder({spelt});
