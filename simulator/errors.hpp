@@ -50,6 +50,13 @@ class send_buffer_modified : public error {
     using error::error;
 };
 
+// A rank posted a receive into bytes that another of its pending receives still writes
+// (simulator/receive_spans.hpp): under MPI the two messages would land there in either order.
+class overlapping_receives : public error {
+  public:
+    using error::error;
+};
+
 // The world ended with messages sent and never received, or requests never waited on (each
 // named with ranks, tags and counts). Reported only if the world did not fail otherwise.
 class unfinished_communication : public error {

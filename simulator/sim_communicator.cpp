@@ -192,6 +192,11 @@ class send_request final : public sim_request {
     bool deferred_;
 };
 
+// Where a receive into one contiguous run writes (receive_spans.hpp lists those), else null.
+const void* single_run(const void* buf, const strided_layout& layout) {
+    return layout.contiguous() ? static_cast<const unsigned char*>(buf) + layout.offset : nullptr;
+}
+
 class recv_request final : public sim_request {
   public:
     recv_request(std::shared_ptr<const request_anchor> anchor, channel& ch, int dest,
@@ -207,6 +212,7 @@ class recv_request final : public sim_request {
         // the buffer can go away, and let no later sender start.
         try {
             auto held = owner_->lock();
+            unlist();
             auto it = context_->channels.find({rank_, source_, tag_});
             if (it != context_->channels.end()) {
                 it->second.posted.erase(number_);
@@ -223,6 +229,17 @@ class recv_request final : public sim_request {
     }
 
     posted_receive target() const { return {buf_, layout_, count_, type_}; }
+
+    // Lists this receive's run among the rank's pending ones / takes it off once the buffer is
+    // free (completed or dropped). Caller holds the lock.
+    void list() {
+        owner_->receiving(world_rank()).add(single_run(buf_, layout_), layout_.run, this);
+        listed_ = true;
+    }
+    void unlist() {
+        if (listed_) owner_->receiving(world_rank()).remove(single_run(buf_, layout_), this);
+        listed_ = false;
+    }
 
     // The matched message once it has fully arrived, else null. Caller holds the lock.
     const message* arrived() const {
@@ -271,6 +288,7 @@ class recv_request final : public sim_request {
     dtype type_;
     // Its channel, which is not dropped before this receive has taken its message.
     channel* channel_;
+    bool listed_ = false;  // among the rank's receive_spans
 };
 
 // An ibroadcast, whose data moved at its call: until its wait the root's buffer is still MPI's
@@ -462,10 +480,24 @@ request sim_communicator::do_irecv_box(void* array, const strided_layout& layout
 request sim_communicator::post_receive(void* buf, const strided_layout& layout, std::size_t count, dtype type,
                                        int source, int tag) {
     auto held = lock_for_call();
+    // Refused before it takes a number: the rank's later receives still match as posted.
+    receive_spans& receiving = world_->receiving(world_rank());
+    const void* run = single_run(buf, layout);
+    if (const void* other = run ? receiving.overlapping(run, layout.run) : nullptr) {
+        std::ostringstream out;
+        out << "sim: " << who(*context_, rank_) << " posts a receive of " << count << " x " << to_string(type)
+            << " from " << who(*context_, source) << " with tag " << tag << " on " << name(*context_)
+            << " into bytes that its pending receive of "
+            << static_cast<const recv_request*>(other)->describe()
+            << " still writes; under MPI the two messages would land there in either order, or mixed: complete "
+               "the first receive (wait_all) before posting another into its buffer";
+        throw overlapping_receives(out.str());
+    }
     channel& ch = context_->channel_at({rank_, source, tag});
     const std::uint64_t number = ch.next_recv++;
     auto posted =
         std::make_unique<recv_request>(anchor_, ch, rank_, source, tag, number, buf, layout, count, type);
+    if (run) posted->list();
     // Posted for a message not sent yet, or for a deferred one: its sender then moves the data
     // straight here (woken if it waits).
     int sender_to_wake = -1;
@@ -558,6 +590,7 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
                 continue;
             }
             r->mark_waited();
+            r->unlist();
             arrived.emplace_back(r, r->take());
             const message& m = arrived.back().second;
             if (!m.delivered) buffered_bytes += m.count * size_of(m.type);

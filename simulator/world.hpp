@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "simulator/buffer_pool.hpp"
+#include "simulator/receive_spans.hpp"
 
 namespace distdl::sim {
 
@@ -94,6 +95,8 @@ class world {
     // thread changes its list).
     std::vector<deferred_send>& deferred(int world_rank) { return ranks_[static_cast<std::size_t>(world_rank)].deferred; }
     deferred_moves& moves_of_deferred() { return deferred_moves_; }
+    // The buffers of the rank's pending plain receives.
+    receive_spans& receiving(int world_rank) { return ranks_[static_cast<std::size_t>(world_rank)].receiving; }
     // A request was created / was completed by wait_all.
     void request_created() { ++live_requests_; }
     void request_waited() { --live_requests_; }
@@ -123,6 +126,7 @@ class world {
         const std::function<bool()>* ready = nullptr;
         const std::function<std::string()>* describe = nullptr;
         std::vector<deferred_send> deferred;
+        receive_spans receiving;
     };
 
     void abort_locked(bool deadlocked, const std::string& reason);

@@ -1,6 +1,7 @@
-// Stricter than MPI at the end of a world and around sends: messages never received, requests
-// never waited on, a send buffer changed before its send completed, and calls on a world that
-// has ended are each reported as what they are.
+// Stricter than MPI at the end of a world and around sends and receives: messages never
+// received, requests never waited on, a send buffer changed before its send completed, two
+// pending receives into the same bytes, and calls on a world that has ended are each reported
+// as what they are.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -127,6 +128,59 @@ TEST(sim_strict, a_send_buffer_changed_before_the_wait_is_an_error) {
         expect_contains(e.what(), {"rank 0 modified the buffer of its isend", "3 x float32 to rank 1 with tag 6",
                                    "before the send completed"});
     }
+}
+
+// Two pending receives into the same bytes: under MPI the messages would land there in either
+// order. The second is refused, naming both, and changes nothing: the rank goes on with a
+// buffer of its own and gets both messages where they belong. A box that is one run of its
+// array counts as that run.
+TEST(sim_strict, a_receive_into_bytes_a_pending_receive_writes_is_refused) {
+    sim::run(2, [](const comm_ptr& world) {
+        const double first[4] = {1, 2, 3, 4}, second[2] = {5, 6};
+        if (world->rank() == 0) {
+            wait_one(world, world->isend(first, 4, 1, 5));
+            wait_one(world, world->isend(second, 2, 1, 6));
+            return;
+        }
+        double buf[4] = {}, own[2] = {};
+        std::vector<distdl::request> posted;
+        posted.push_back(world->irecv(buf, 4, 0, 5));
+        try {
+            auto refused = world->irecv(buf + 3, 2, 0, 6);
+            ADD_FAILURE() << "a receive into buf[3..4] while buf[0..3] is pending was not refused";
+        } catch (const sim::overlapping_receives& e) {
+            expect_contains(e.what(), {"rank 1 posts a receive of 2 x float64 from rank 0 with tag 6",
+                                       "into bytes that its pending receive of a message from rank 0 with tag 5 on "
+                                       "context 0",
+                                       "complete the first receive (wait_all) before posting another"});
+        }
+        const distdl::array_box row{{2, 2}, {1, 0}, {1, 2}};  // buf[2..3] as a box: one run
+        EXPECT_THROW(world->irecv_box(buf, row, distdl::dtype::float64, 0, 6), sim::overlapping_receives);
+        posted.push_back(world->irecv(own, 2, 0, 6));
+        world->wait_all(posted);
+        EXPECT_EQ(std::vector<double>(buf, buf + 4), (std::vector<double>{1, 2, 3, 4}));
+        EXPECT_EQ(std::vector<double>(own, own + 2), (std::vector<double>{5, 6}));
+    });
+}
+
+// Neighbouring buffers may be pending at once, a completed receive's bytes may be received into
+// again, and so may a dropped one's (which the end of the world then reports as dropped).
+TEST(sim_strict, receives_into_neighbouring_or_freed_bytes_are_fine) {
+    const auto what = unfinished_message(2, [](const comm_ptr& world) {
+        double x[4] = {1, 2, 3, 4};
+        if (world->rank() == 0) {
+            for (int tag = 0; tag < 3; ++tag) wait_one(world, world->isend(x, 2, 1, tag));
+            return;
+        }
+        std::vector<distdl::request> both;
+        both.push_back(world->irecv(x, 2, 0, 0));
+        both.push_back(world->irecv(x + 2, 2, 0, 1));
+        world->wait_all(both);
+        { auto dropped = world->irecv(x, 4, 0, 7); }
+        wait_one(world, world->irecv(x + 1, 2, 0, 2));
+        EXPECT_EQ(std::vector<double>(x, x + 4), (std::vector<double>{1, 1, 2, 2}));
+    });
+    expect_contains(what, {"1 request(s) never waited on", "rank 1: 1 x a message from rank 0 with tag 7"});
 }
 
 // An ibroadcast's data moves at its call, but the request is MPI's until its wait: one never
