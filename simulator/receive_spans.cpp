@@ -6,7 +6,8 @@ namespace distdl::sim {
 
 std::vector<receive_spans::span>::const_iterator receive_spans::first_ending_after(std::uintptr_t at) const {
     // Disjoint and sorted by begin, so sorted by end too.
-    return std::upper_bound(spans_.begin(), spans_.end(), at, [](std::uintptr_t a, const span& s) { return a < s.end; });
+    return std::upper_bound(spans_.begin(), spans_.end(), at,
+                            [](std::uintptr_t a, const span& s) { return a < s.end; });
 }
 
 const void* receive_spans::overlapping(const void* begin, std::size_t bytes) const {

@@ -1,9 +1,10 @@
 #pragma once
-// The buffers of one rank's pending plain receives (posted, not yet completed by wait_all nor
-// dropped), so that a receive into bytes another pending receive still writes is refused: under
-// MPI the two messages would land in the same bytes in either order, or mixed. Boxes are not
-// listed: the boxes of one array (a halo window's strips) interleave in address order without
-// sharing a byte, and telling that apart costs a walk of both boxes.
+// The buffers of one rank's pending receives into one run (a plain buffer, or a box that is one
+// run of its array), posted and not yet completed by wait_all nor dropped, so that a receive
+// into bytes another pending receive still writes is refused: under MPI the two messages would
+// land in the same bytes in either order, or mixed. Boxes of several runs are not listed: the
+// boxes of one array (a halo window's strips) interleave in address order without sharing a
+// byte, and telling that apart costs a walk of both boxes.
 // The spans are kept sorted and disjoint (an overlapping one is never added), so a check is
 // a binary search; storage is reused, so a steady loop allocates nothing.
 #include <cstddef>
