@@ -70,6 +70,13 @@ class world_ended : public error {
     using error::error;
 };
 
+// sim::run's time limit passed (run_options::time_limit); the message says what each rank was
+// doing: blocked in the communicator (and on what), finished, or neither.
+class time_limit_exceeded : public error {
+  public:
+    using error::error;
+};
+
 // No rank could make progress; the message says what each blocked rank waited for.
 class deadlock : public error {
   public:

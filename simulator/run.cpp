@@ -1,7 +1,14 @@
 #include "simulator/run.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <new>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -9,20 +16,81 @@
 #include "simulator/context.hpp"
 #include "simulator/futex_hash.hpp"
 #include "simulator/sim_communicator.hpp"
+#include "simulator/summary.hpp"
 #include "simulator/world.hpp"
 
 namespace distdl::sim {
 
-run_report run(int nranks, const std::function<void(const std::shared_ptr<communicator>&)>& body) {
+namespace {
+
+// The run's time limit in seconds: the option, else DISTDL_SIM_TIME_LIMIT, else none (0).
+double time_limit_of(const run_options& options) {
+    const auto valid = [](double s) { return s > 0 && s <= 1e6; };  // false for NaN
+    if (options.time_limit != 0) {
+        DISTDL_REQUIRE(valid(options.time_limit), "sim::run: run_options::time_limit must be a number of seconds "
+                                                  "in (0, 1000000], or 0 for none, got "
+                                                      << options.time_limit);
+        return options.time_limit;
+    }
+    const char* text = std::getenv("DISTDL_SIM_TIME_LIMIT");
+    if (text == nullptr || *text == '\0') return 0;
+    char* end = nullptr;
+    const double s = std::strtod(text, &end);
+    DISTDL_REQUIRE(*end == '\0' && valid(s), "sim::run: DISTDL_SIM_TIME_LIMIT must be a number of seconds in "
+                                              "(0, 1000000], got \""
+                                                  << text << "\"");
+    return s;
+}
+
+// Which rank bodies have returned (or thrown): what the time limit waits for.
+struct returns {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<char> returned;
+    std::size_t count = 0;
+};
+
+// Waits for every body to return within `limit` seconds; past it aborts the world, and if a
+// rank still has not returned as long again later (at least 1 s), ends the process: its thread
+// cannot be stopped, and joining it would hang.
+void enforce_time_limit(world& owner, returns& done, double limit) {
+    const auto all_returned = [&] { return done.count == done.returned.size(); };
+    std::unique_lock<std::mutex> held(done.mutex);
+    if (done.changed.wait_for(held, std::chrono::duration<double>(limit), all_returned)) return;
+    held.unlock();
+    std::ostringstream seconds;
+    seconds << limit;
+    const std::string report = owner.exceed_time_limit(seconds.str());
+    held.lock();
+    const double grace = std::max(1.0, limit);
+    if (done.changed.wait_for(held, std::chrono::duration<double>(grace), all_returned)) return;
+    std::vector<int> stuck;
+    for (std::size_t r = 0; r < done.returned.size(); ++r)
+        if (!done.returned[r]) stuck.push_back(static_cast<int>(r));
+    std::fprintf(stderr,
+                 "%s\nsim::run: rank(s) %s did not return within %g s after that, and a thread cannot be stopped: "
+                 "ending the process\n",
+                 report.c_str(), format_ranks(stuck).c_str(), grace);
+    std::fflush(stderr);
+    std::abort();
+}
+
+}  // namespace
+
+run_report run(int nranks, const std::function<void(const std::shared_ptr<communicator>&)>& body,
+               const run_options& options) {
     DISTDL_REQUIRE(nranks >= 1, "sim::run: the number of ranks must be at least 1, got " << nranks);
     DISTDL_REQUIRE(static_cast<bool>(body), "sim::run: the body is empty");
+    const double time_limit = time_limit_of(options);
 
     widen_futex_hash(nranks);  // nearly every rank's thread is blocked at any time
     std::shared_ptr<world> owner;
     std::vector<std::shared_ptr<communicator>> comms;
     std::vector<std::thread> threads;
+    returns done;
     try {
         owner = std::make_shared<world>(nranks);
+        done.returned.assign(static_cast<std::size_t>(nranks), 0);
         std::vector<int> everyone(static_cast<std::size_t>(nranks));
         std::iota(everyone.begin(), everyone.end(), 0);
         auto world_context = std::make_shared<context_state>(0, std::move(everyone));
@@ -35,15 +103,21 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
     }
     try {
         for (int r = 0; r < nranks; ++r) {
-            threads.emplace_back([&body, &owner, comm = comms[static_cast<std::size_t>(r)], r] {
+            threads.emplace_back([&body, &owner, &done, comm = comms[static_cast<std::size_t>(r)], r] {
                 this_rank_thread() = {owner.get(), r};
+                std::exception_ptr failure;
                 try {
                     body(comm);
                 } catch (...) {
-                    owner->finish(r, std::current_exception());
-                    return;
+                    failure = std::current_exception();
                 }
-                owner->finish(r, nullptr);
+                owner->finish(r, failure);
+                {
+                    const std::lock_guard<std::mutex> held(done.mutex);
+                    done.returned[static_cast<std::size_t>(r)] = 1;
+                    ++done.count;
+                }
+                done.changed.notify_all();
             });
         }
     } catch (const std::system_error& e) {
@@ -59,6 +133,7 @@ run_report run(int nranks, const std::function<void(const std::shared_ptr<commun
         owner->end();
         throw error(why);
     }
+    if (time_limit > 0) enforce_time_limit(*owner, done, time_limit);
     for (auto& t : threads) t.join();
     owner->end();
 

@@ -163,6 +163,7 @@ void world::request_dropped(int world_rank, const std::string& what) noexcept {
 void world::finish(int world_rank, std::exception_ptr failure) {
     auto held = lock();
     --running_;
+    ranks_[static_cast<std::size_t>(world_rank)].finished = true;
     if (!failure) {
         check_deadlock_locked();  // those still blocked may have waited for this rank
         return;
@@ -198,6 +199,26 @@ void world::abort(const std::string& reason) {
     auto held = lock();
     if (!first_error_ && !aborted_) first_error_ = std::make_exception_ptr(aborted("sim: " + reason));
     abort_locked(false, reason);
+}
+
+std::string world::exceed_time_limit(const std::string& seconds) {
+    auto held = lock();
+    std::vector<std::pair<int, std::string>> states;
+    states.reserve(ranks_.size());
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        const rank_state& r = ranks_[i];
+        states.emplace_back(static_cast<int>(i),
+                            r.finished  ? "has finished"
+                            : r.blocked ? (*r.describe)()
+                                        : "is not blocked in the communicator (computing, or blocked elsewhere: a "
+                                          "mutex, a join, a function-local static another rank is initializing)");
+    }
+    const std::string message = "sim::run: the time limit of " + seconds + " s has passed: " + summarize_ranks(states);
+    if (!aborted_ && !ended_) {
+        first_error_ = std::make_exception_ptr(time_limit_exceeded(message));
+        abort_locked(false, message);
+    }
+    return message;
 }
 
 std::string world::unfinished_communication_locked() const {

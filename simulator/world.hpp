@@ -110,6 +110,10 @@ class world {
     void finish(int world_rank, std::exception_ptr failure);
     // Aborts the world for a reason outside any rank (e.g. a thread could not start).
     void abort(const std::string& reason);
+    // sim::run's time limit (`seconds`, as given) has passed: returns what each rank is doing,
+    // and unless the world already failed makes that its error (sim::time_limit_exceeded) and
+    // aborts it, waking the ranks blocked in the communicator.
+    std::string exceed_time_limit(const std::string& seconds);
     // After every rank's body has returned: the world has ended (later calls throw
     // sim::world_ended). Unless the world already failed, messages sent and never received and
     // requests never waited on become its error, sim::unfinished_communication.
@@ -127,6 +131,7 @@ class world {
         const std::function<std::string()>* describe = nullptr;
         std::vector<deferred_send> deferred;
         receive_spans receiving;
+        bool finished = false;  // its body has returned or thrown
     };
 
     void abort_locked(bool deadlocked, const std::string& reason);

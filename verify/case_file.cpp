@@ -86,6 +86,9 @@ class validator {
         if (!is_integer(schema) || schema.get<std::int64_t>() != 1) fail("schema", "expected 1, got " + describe(schema));
 
         spec_.name = non_empty_string(doc.at("name"), "name");
+        // It starts a console line, a JUnit test and a report row: a line break would forge one.
+        if (std::any_of(spec_.name.begin(), spec_.name.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+            fail("name", "expected no control characters (line breaks, tabs), got " + describe(doc.at("name")));
         if (doc.contains("description")) {
             if (!doc.at("description").is_string()) fail("description", "expected a string, got " + describe(doc.at("description")));
             spec_.description = doc.at("description").get<std::string>();
@@ -498,6 +501,17 @@ case_spec load_case(const std::string& path, const runner_registry& registry) {
     return parse_case(document, path, registry);
 }
 
+namespace {
+
+// *.json in any case: a file saved as CASE.JSON is meant as one too.
+bool has_json_extension(const std::filesystem::path& file) {
+    std::string extension = file.extension().string();
+    for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return extension == ".json";
+}
+
+}  // namespace
+
 std::vector<std::string> find_case_files(const std::vector<std::string>& paths) {
     namespace fs = std::filesystem;
     std::set<std::string> files;  // as first named, sorted
@@ -512,7 +526,7 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
         const fs::file_status status = fs::status(path, ec);
         if (fs::is_directory(status)) {
             for (const auto& entry : fs::recursive_directory_iterator(path)) {
-                if (entry.path().extension() != ".json" || entry.is_directory()) continue;
+                if (!has_json_extension(entry.path()) || entry.is_directory()) continue;
                 DISTDL_REQUIRE(entry.is_regular_file(), entry.path().string()
                                                             << ": not a regular file (a dangling link, a pipe or a "
                                                                "device); a case file must be one");

@@ -1,9 +1,10 @@
 // sim::run: rank threads, failure propagation and abort, traffic report, concurrent worlds,
-// blocking without burning CPU.
+// blocking without burning CPU, the time limit.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <stdexcept>
 #include <string>
@@ -229,3 +230,83 @@ TEST(sim_run, waiting_ranks_block_instead_of_spinning) {
 }
 
 }  // namespace
+
+namespace {
+
+// Three ranks past `options`' time limit: rank 0 busy outside the communicator until rank 1,
+// blocked in a receive from it, is woken by the abort; rank 2 done. The what() of the
+// sim::time_limit_exceeded that run throws ("" if none).
+std::string time_limit_report(const sim::run_options& options) {
+    std::atomic<bool> woken{false};
+    try {
+        sim::run(
+            3,
+            [&](const comm_ptr& world) {
+                world->barrier();  // every rank has started
+                double x = 0;
+                if (world->rank() == 0) {
+                    while (!woken) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                } else if (world->rank() == 1) {
+                    try {
+                        std::vector<distdl::request> r;
+                        r.push_back(world->irecv(&x, 1, 0, 4));
+                        world->wait_all(r);
+                    } catch (const sim::aborted&) {
+                        woken = true;
+                        throw;
+                    }
+                }
+            },
+            options);
+    } catch (const sim::time_limit_exceeded& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+// A rank busy or blocked outside the communicator is no deadlock the simulator can see: the time
+// limit ends the run with what each rank was doing, and the ranks blocked in it wake.
+TEST(sim_run, a_run_past_its_time_limit_says_what_each_rank_was_doing) {
+    const std::string what = time_limit_report({.time_limit = 0.3});
+    for (const char* part : {"sim::run: the time limit of 0.3 s has passed",
+                             "rank 0 is not blocked in the communicator (computing, or blocked elsewhere",
+                             "rank 1 waits in wait_all for a message from rank 0 with tag 4", "rank 2 has finished"})
+        EXPECT_NE(what.find(part), std::string::npos) << "missing \"" << part << "\" in: " << what;
+}
+
+// DISTDL_SIM_TIME_LIMIT sets the limit of runs that give none; a value that is not a number of
+// seconds is refused.
+TEST(sim_run, the_environment_gives_runs_without_one_a_time_limit) {
+    ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "0.25", 1), 0);
+    const std::string what = time_limit_report({});
+    EXPECT_NE(what.find("the time limit of 0.25 s has passed"), std::string::npos) << what;
+    ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "soon", 1), 0);
+    try {
+        sim::run(1, [](const comm_ptr&) {});
+        ADD_FAILURE() << "DISTDL_SIM_TIME_LIMIT=soon was not refused";
+    } catch (const distdl::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("DISTDL_SIM_TIME_LIMIT must be a number of seconds in (0, 1000000], "
+                                             "got \"soon\""),
+                  std::string::npos)
+            << e.what();
+    }
+    ::unsetenv("DISTDL_SIM_TIME_LIMIT");
+    EXPECT_THROW(sim::run(1, [](const comm_ptr&) {}, {.time_limit = -1}), distdl::invalid_argument);
+}
+
+// A rank that does not return even after the abort cannot be stopped: the process ends with the
+// report instead of hanging in the join.
+TEST(sim_run_death, a_rank_that_never_returns_ends_the_process_with_the_report) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(sim::run(
+                     2,
+                     [](const comm_ptr& world) {
+                         if (world->rank() == 0)
+                             for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                     },
+                     {.time_limit = 0.1}),
+                 "the time limit of 0.1 s has passed: rank 0 is not blocked in the communicator.*\n"
+                 "sim::run: rank\\(s\\) \\[0\\] did not return within 1 s after that");
+}

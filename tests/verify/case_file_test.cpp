@@ -30,6 +30,7 @@ const std::map<std::string, std::string> expected_errors = {
     {"unknown_layer", "layer: unknown layer \"Conv9d\" (this build verifies: AllSumReduce, "},
     {"world_size_zero", "world_size: expected an integer in [1, 4096], got the integer 0"},
     {"name_empty", "name: expected a non-empty string, got the string \"\""},
+    {"name_control", "name: expected no control characters (line breaks, tabs), got the string \"broken/two\\nlines\""},
     {"worker_outside_world", "partitions.P_x.workers[2]: rank 4 outside the world of 4 ranks"},
     {"worker_repeated", "partitions.P_y.workers[1]: rank 0 listed twice"},
     {"range_three_numbers", "partitions.P_y.workers.range: expected 2 integers, got 3"},
@@ -219,11 +220,13 @@ TEST(case_file, find_case_files_is_recursive_sorted_and_unique) {
     const fs::path dir = fs::temp_directory_path() / ("distdl_verify_find_" + std::to_string(::getpid()));
     fs::create_directories(dir / "b" / "deep");
     fs::create_directories(dir / "a");
-    for (const auto& p : {dir / "b" / "deep" / "z.json", dir / "a" / "y.json", dir / "b" / "x.json", dir / "a" / "note.txt"})
+    for (const auto& p : {dir / "b" / "deep" / "z.json", dir / "a" / "y.json", dir / "b" / "x.json",
+                          dir / "a" / "note.txt", dir / "a" / "w.JSON"})
         std::ofstream(p) << "{}";
     const auto files = find_case_files({(dir / "b").string(), dir.string(), (dir / "a" / "y.json").string()});
-    const std::vector<std::string> want = {(dir / "a" / "y.json").string(), (dir / "b" / "deep" / "z.json").string(),
-                                           (dir / "b" / "x.json").string()};
+    // The extension in any case (a file saved as W.JSON on another system).
+    const std::vector<std::string> want = {(dir / "a" / "w.JSON").string(), (dir / "a" / "y.json").string(),
+                                           (dir / "b" / "deep" / "z.json").string(), (dir / "b" / "x.json").string()};
     EXPECT_EQ(files, want);
     EXPECT_THROW(find_case_files({(dir / "missing").string()}), distdl::invalid_argument);
     // One file named twice, in two spellings, runs once (not as a duplicate case of itself).
