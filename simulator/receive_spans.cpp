@@ -17,6 +17,10 @@ const void* receive_spans::overlapping(const void* begin, std::size_t bytes) con
     return it != spans_.end() && it->begin < lo + bytes ? it->owner : nullptr;
 }
 
+void receive_spans::make_room() {
+    if (spans_.size() == spans_.capacity()) spans_.reserve(std::max<std::size_t>(8, 2 * spans_.capacity()));
+}
+
 void receive_spans::add(const void* begin, std::size_t bytes, const void* owner) {
     if (bytes == 0) return;
     const auto lo = reinterpret_cast<std::uintptr_t>(begin);

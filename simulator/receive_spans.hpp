@@ -17,6 +17,9 @@ class receive_spans {
   public:
     // The owner of a listed span sharing a byte with [begin, begin + bytes), or null.
     const void* overlapping(const void* begin, std::size_t bytes) const;
+    // Makes room for one more span, so that the next add() cannot throw (the caller then holds
+    // state that an exception would leave half made).
+    void make_room();
     // Lists [begin, begin + bytes) for `owner` (which overlapping() must have cleared; nothing
     // for an empty span).
     void add(const void* begin, std::size_t bytes, const void* owner);

@@ -58,9 +58,17 @@ void enforce_time_limit(world& owner, returns& done, double limit) {
     std::unique_lock<std::mutex> held(done.mutex);
     if (done.changed.wait_for(held, std::chrono::duration<double>(limit), all_returned)) return;
     held.unlock();
-    std::ostringstream seconds;
-    seconds << limit;
-    const std::string report = owner.exceed_time_limit(seconds.str());
+    std::string report;
+    try {
+        std::ostringstream seconds;
+        seconds << limit;
+        report = owner.exceed_time_limit(seconds.str());
+        if (report.empty()) return;  // every rank finished meanwhile
+    } catch (...) {
+        // No report (no memory for it?): the limit still holds.
+        report = "sim::run: the time limit has passed";
+        owner.abort(report);
+    }
     held.lock();
     const double grace = std::max(1.0, limit);
     if (done.changed.wait_for(held, std::chrono::duration<double>(grace), all_returned)) return;

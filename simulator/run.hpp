@@ -2,9 +2,10 @@
 // sim::run(n, body): runs `body` on n simulated ranks, each a thread of this process with its
 // own world communicator, and joins them. An exception escaping one rank's body aborts the
 // world (every blocked rank wakes with sim::aborted, every later communication call throws
-// it); run then throws the first error: the simulator's own sim::deadlock,
-// sim::collective_mismatch or sim::message_mismatch as it is, any other exception wrapped in
-// sim::rank_failure ("rank R: <what>"). Several runs may go on at once in one process.
+// it); run then throws the first error: the simulator's own (sim::deadlock,
+// sim::collective_mismatch, sim::message_mismatch, sim::send_buffer_modified,
+// sim::overlapping_receives, sim::time_limit_exceeded) as it is, any other exception wrapped
+// in sim::rank_failure ("rank R: <what>"). Several runs may go on at once in one process.
 // A deadlock among ranks blocked in the communicator is found at once; a rank blocked
 // elsewhere (a mutex, a join) counts as running, so such a program would hang: a time limit
 // (run_options) ends it with a report instead.

@@ -493,6 +493,7 @@ request sim_communicator::post_receive(void* buf, const strided_layout& layout, 
                "the first receive (wait_all) before posting another into its buffer";
         throw overlapping_receives(out.str());
     }
+    if (run) receiving.make_room();  // list() below must not throw: the request's destructor needs the lock
     channel& ch = context_->channel_at({rank_, source, tag});
     const std::uint64_t number = ch.next_recv++;
     auto posted =

@@ -46,6 +46,7 @@ namespace {
 std::string plural(const std::string& text) {
     if (text.rfind("waits", 0) == 0) return "wait" + text.substr(5);
     if (text.rfind("has ", 0) == 0) return "have " + text.substr(4);
+    if (text.rfind("is ", 0) == 0) return "are " + text.substr(3);
     return text;
 }
 

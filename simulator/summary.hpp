@@ -17,7 +17,7 @@ std::string format_ranks(const std::vector<int>& ranks);
 std::string format_long_list(const std::vector<std::size_t>& values);
 
 // One line per distinct text: "rank 5 waits in ..." or "ranks [0-4,6-4095] (4095 ranks) wait
-// in ..." (a leading "waits"/"has" becomes "wait"/"have" for several ranks), largest groups
+// in ..." (a leading "waits"/"has"/"is" becomes "wait"/"have"/"are" for several ranks), largest groups
 // first, ties by lowest rank, joined with "; ". After `max_groups` groups the rest is counted:
 // "; and 12 more ranks in 7 other states".
 std::string summarize_ranks(const std::vector<std::pair<int, std::string>>& rank_texts, std::size_t max_groups = 12);

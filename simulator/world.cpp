@@ -128,10 +128,7 @@ void world::wait_for_peers(std::unique_lock<std::mutex>& lock, int world_rank, c
 
 void world::check_deadlock_locked() {
     if (aborted_ || running_ > 0 || blocked_ == 0) return;
-    std::vector<std::pair<int, std::string>> states;
-    states.reserve(ranks_.size());
-    for (std::size_t i = 0; i < ranks_.size(); ++i)
-        states.emplace_back(static_cast<int>(i), ranks_[i].blocked ? (*ranks_[i].describe)() : "has finished");
+    const auto states = rank_states_locked();  // each blocked or finished
     const std::size_t blocked = blocked_, n = ranks_.size();
     const std::string message = "deadlock: no rank can make progress (" +
                                 (blocked == n ? "all " + std::to_string(n) + " ranks blocked"
@@ -180,6 +177,8 @@ void world::finish(int world_rank, std::exception_ptr failure) {
         detected_here = true;
     } catch (const send_buffer_modified&) {
         detected_here = true;
+    } catch (const overlapping_receives&) {
+        detected_here = true;
     } catch (const deadlock&) {
         detected_here = true;
     } catch (...) {
@@ -201,8 +200,7 @@ void world::abort(const std::string& reason) {
     abort_locked(false, reason);
 }
 
-std::string world::exceed_time_limit(const std::string& seconds) {
-    auto held = lock();
+std::vector<std::pair<int, std::string>> world::rank_states_locked() const {
     std::vector<std::pair<int, std::string>> states;
     states.reserve(ranks_.size());
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
@@ -213,7 +211,15 @@ std::string world::exceed_time_limit(const std::string& seconds) {
                                         : "is not blocked in the communicator (computing, or blocked elsewhere: a "
                                           "mutex, a join, a function-local static another rank is initializing)");
     }
-    const std::string message = "sim::run: the time limit of " + seconds + " s has passed: " + summarize_ranks(states);
+    return states;
+}
+
+std::string world::exceed_time_limit(const std::string& seconds) {
+    auto held = lock();
+    // The last ranks may have finished since the limit passed: then nothing is late.
+    if (std::all_of(ranks_.begin(), ranks_.end(), [](const rank_state& r) { return r.finished; })) return {};
+    const std::string message =
+        "sim::run: the time limit of " + seconds + " s has passed: " + summarize_ranks(rank_states_locked());
     if (!aborted_ && !ended_) {
         first_error_ = std::make_exception_ptr(time_limit_exceeded(message));
         abort_locked(false, message);

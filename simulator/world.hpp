@@ -112,7 +112,8 @@ class world {
     void abort(const std::string& reason);
     // sim::run's time limit (`seconds`, as given) has passed: returns what each rank is doing,
     // and unless the world already failed makes that its error (sim::time_limit_exceeded) and
-    // aborts it, waking the ranks blocked in the communicator.
+    // aborts it, waking the ranks blocked in the communicator. Returns "" and does nothing if
+    // every rank has finished meanwhile.
     std::string exceed_time_limit(const std::string& seconds);
     // After every rank's body has returned: the world has ended (later calls throw
     // sim::world_ended). Unless the world already failed, messages sent and never received and
@@ -142,6 +143,8 @@ class world {
     // (all in a world of a few ranks per core, else one per core).
     void spin_for_wake(std::unique_lock<std::mutex>& lock, rank_state& me);
     void check_deadlock_locked();
+    // What each rank is doing: what it waits for when blocked, "has finished", or neither.
+    std::vector<std::pair<int, std::string>> rank_states_locked() const;
     std::string unfinished_communication_locked() const;
 
     std::mutex mutex_;

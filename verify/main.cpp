@@ -160,12 +160,14 @@ double seconds(const std::string& option, const std::string& text) {
 // Makes `folder` for `option`'s output unless it exists, or a usage error if it cannot be made or
 // written into: said before the cases run, not after.
 void output_folder(const std::string& option, const std::string& folder) {
-    std::error_code ec;
-    if (!std::filesystem::create_directories(folder, ec) && !std::filesystem::is_directory(folder))
+    std::error_code made, is;
+    if (!std::filesystem::create_directories(folder, made) && !std::filesystem::is_directory(folder, is))
         usage_error(option + " " + folder + " is not a folder that can be made" +
-                    (ec ? " (" + ec.message() + ")" : std::string()));
-    if (::access(folder.c_str(), W_OK) != 0)
-        usage_error(option + ": the folder " + folder + " cannot be written into (" + std::strerror(errno) + ")");
+                    (made ? " (" + made.message() + ")" : std::string()));
+    if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+        const int why = errno;
+        usage_error(option + ": the folder " + folder + " cannot be written into (" + std::strerror(why) + ")");
+    }
 }
 
 // The output paths, checked alike on every MPI rank (only rank 0 writes the files later).
@@ -175,12 +177,14 @@ void check_outputs(const arguments& args) {
     if (!args.report_dir.empty()) output_folder("--report", args.report_dir);
     if (args.junit_file.empty()) return;
     const fs::path junit(args.junit_file);
-    if (fs::is_directory(junit) || !junit.has_filename())
+    std::error_code ec;  // (the throwing forms would end the program: parse runs outside main's try)
+    if (fs::is_directory(junit, ec) || !junit.has_filename())
         usage_error("--junit " + args.junit_file + " is a folder; give a file name");
     output_folder("--junit", junit.has_parent_path() ? junit.parent_path().string() : ".");
     if (args.report_dir.empty()) return;
+    const fs::path junit_path = fs::weakly_canonical(junit, ec);
     for (const char* report : {"verify.md", "verify.json"})
-        if (fs::weakly_canonical(junit) == fs::weakly_canonical(fs::path(args.report_dir) / report))
+        if (!ec && junit_path == fs::weakly_canonical(fs::path(args.report_dir) / report, ec) && !ec)
             usage_error("--junit " + args.junit_file + " is the report " + report + " that --report " +
                         args.report_dir + " writes; give another file");
 }
@@ -392,6 +396,7 @@ struct progress {
     std::mutex mutex;
     run_record record;
     case_outcome running;
+    std::size_t running_index = 0;      // its place in the run
     std::vector<case_outcome> planned;  // every case of the run, in order: skipped, or an unusable file
     bool writing = false;    // the run writes its own reports: every case is done
     bool cut_short = false;  // the watchdog writes them: the run must not
@@ -428,10 +433,12 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
             if (c.spec) shared->planned.back().result = verdict::skipped;
         }
     }
-    for (const auto& c : cases) {
+    for (std::size_t index = 0; index < cases.size(); ++index) {
+        const planned_case& c = cases[index];
         if (shared && c.spec) {
             const std::lock_guard<std::mutex> lock(shared->mutex);
             shared->running = outcome_for(*c.spec);
+            shared->running_index = index;
         }
         job_case_result result;
         if (!c.spec) {
@@ -511,16 +518,21 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
             if (rank == 0) {
                 run_record partial;
                 std::vector<case_outcome> unreached;
+                std::size_t late_index = 0;
                 {
                     const std::lock_guard<std::mutex> lock(done.mutex);
                     done.cut_short = !done.writing;  // the run's own reports win a race at the last case
                     if (!done.cut_short) return;
                     partial = done.record;
-                    partial.outcomes.push_back(done.running);
-                    const auto first_unreached = done.planned.begin() + std::ptrdiff_t(partial.outcomes.size());
-                    unreached.assign(first_unreached, done.planned.end());
+                    // The late case may have ended (and cases after it) since its limit passed: the
+                    // record is cut after it, and what follows is listed from the plan.
+                    late_index = done.running_index;
+                    if (partial.outcomes.size() <= late_index) partial.outcomes.push_back(done.running);
+                    partial.outcomes.resize(late_index + 1);
+                    const std::size_t next = std::min(done.planned.size(), late_index + 1);
+                    unreached.assign(done.planned.begin() + std::ptrdiff_t(next), done.planned.end());
                 }
-                case_outcome& late = partial.outcomes.back();
+                case_outcome& late = partial.outcomes[late_index];
                 late.result = verdict::failed;
                 late.seconds = seconds;
                 for (const auto& o : partial.outcomes) partial.total_seconds += o.seconds;

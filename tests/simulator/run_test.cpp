@@ -269,8 +269,8 @@ std::string time_limit_report(const sim::run_options& options) {
 // A rank busy or blocked outside the communicator is no deadlock the simulator can see: the time
 // limit ends the run with what each rank was doing, and the ranks blocked in it wake.
 TEST(sim_run, a_run_past_its_time_limit_says_what_each_rank_was_doing) {
-    const std::string what = time_limit_report({.time_limit = 0.3});
-    for (const char* part : {"sim::run: the time limit of 0.3 s has passed",
+    const std::string what = time_limit_report({.time_limit = 1});
+    for (const char* part : {"sim::run: the time limit of 1 s has passed",
                              "rank 0 is not blocked in the communicator (computing, or blocked elsewhere",
                              "rank 1 waits in wait_all for a message from rank 0 with tag 4", "rank 2 has finished"})
         EXPECT_NE(what.find(part), std::string::npos) << "missing \"" << part << "\" in: " << what;
@@ -279,9 +279,15 @@ TEST(sim_run, a_run_past_its_time_limit_says_what_each_rank_was_doing) {
 // DISTDL_SIM_TIME_LIMIT sets the limit of runs that give none; a value that is not a number of
 // seconds is refused.
 TEST(sim_run, the_environment_gives_runs_without_one_a_time_limit) {
-    ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "0.25", 1), 0);
+    // The suite's own setting, if any, is back for the tests after this one.
+    struct restore {
+        const char* kept = std::getenv("DISTDL_SIM_TIME_LIMIT");
+        std::string value = kept ? kept : "";
+        ~restore() { kept ? ::setenv("DISTDL_SIM_TIME_LIMIT", value.c_str(), 1) : ::unsetenv("DISTDL_SIM_TIME_LIMIT"); }
+    } restored;
+    ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "1.5", 1), 0);
     const std::string what = time_limit_report({});
-    EXPECT_NE(what.find("the time limit of 0.25 s has passed"), std::string::npos) << what;
+    EXPECT_NE(what.find("the time limit of 1.5 s has passed"), std::string::npos) << what;
     ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "soon", 1), 0);
     try {
         sim::run(1, [](const comm_ptr&) {});
@@ -292,21 +298,22 @@ TEST(sim_run, the_environment_gives_runs_without_one_a_time_limit) {
                   std::string::npos)
             << e.what();
     }
-    ::unsetenv("DISTDL_SIM_TIME_LIMIT");
     EXPECT_THROW(sim::run(1, [](const comm_ptr&) {}, {.time_limit = -1}), distdl::invalid_argument);
 }
 
 // A rank that does not return even after the abort cannot be stopped: the process ends with the
 // report instead of hanging in the join.
 TEST(sim_run_death, a_rank_that_never_returns_ends_the_process_with_the_report) {
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const std::string style = GTEST_FLAG_GET(death_test_style);
+    GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child runs threads
     EXPECT_DEATH(sim::run(
                      2,
                      [](const comm_ptr& world) {
                          if (world->rank() == 0)
                              for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(5));
                      },
-                     {.time_limit = 0.1}),
-                 "the time limit of 0.1 s has passed: rank 0 is not blocked in the communicator.*\n"
+                     {.time_limit = 1}),
+                 "the time limit of 1 s has passed: rank 0 is not blocked in the communicator.*\n"
                  "sim::run: rank\\(s\\) \\[0\\] did not return within 1 s after that");
+    GTEST_FLAG_SET(death_test_style, style);
 }

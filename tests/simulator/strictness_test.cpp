@@ -163,6 +163,18 @@ TEST(sim_strict, a_receive_into_bytes_a_pending_receive_writes_is_refused) {
     });
 }
 
+// Left uncaught, it ends the run as itself (as the simulator's other findings), not wrapped
+// in sim::rank_failure.
+TEST(sim_strict, an_overlapping_receive_left_uncaught_ends_the_run_as_itself) {
+    EXPECT_THROW(sim::run(1,
+                          [](const comm_ptr& world) {
+                              double buf[2];
+                              auto first = world->irecv(buf, 2, 0, 1);
+                              auto second = world->irecv(buf + 1, 1, 0, 2);
+                          }),
+                 sim::overlapping_receives);
+}
+
 // Neighbouring buffers may be pending at once, a completed receive's bytes may be received into
 // again, and so may a dropped one's (which the end of the world then reports as dropped).
 TEST(sim_strict, receives_into_neighbouring_or_freed_bytes_are_fine) {
