@@ -3,6 +3,7 @@
 #include <cmath>
 #include <exception>
 #include <string>
+#include <typeinfo>
 
 #include "core/detail/argument_agreement.hpp"
 #include "core/error.hpp"
@@ -155,17 +156,24 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
         if (step > 0 && !failure && !link_problem_into(k).empty())  // refused like a failure's mark
             failure = std::make_exception_ptr(invalid_argument("sequential: module [" + std::to_string(k) + "] of " +
                                                                std::to_string(n) + link_problem_into(k)));
+        const std::string place = "sequential: module [" + std::to_string(i) + "] of " + std::to_string(n);
         try {
             if (adjoint) modules_[i]->adjoint(failure ? failure_mark_ : *arg, result);
             else modules_[i]->forward(failure ? failure_mark_ : *arg, result);
-            if (!failure && is_failure_mark(result))
-                throw invalid_argument("sequential: module [" + std::to_string(i) + "] of " + std::to_string(n) +
-                                       " delivered the mark of a failure in " + (adjoint ? "adjoint" : "forward") +
-                                       ": an earlier module refused its input on another worker of the chain, "
-                                       "whose error says why");
+        } catch (const invalid_argument& e) {
+            // A module's refusal, named by its place (two Linear layers would say alike); a
+            // subclass, which a caller may catch by its type, as it is.
+            if (!failure)
+                failure = typeid(e) == typeid(invalid_argument)
+                              ? std::make_exception_ptr(invalid_argument(place + ": " + e.what()))
+                              : std::current_exception();
         } catch (...) {
             if (!failure) failure = std::current_exception();
         }
+        if (!failure && is_failure_mark(result))
+            failure = std::make_exception_ptr(invalid_argument(
+                place + " delivered the mark of a failure in " + (adjoint ? "adjoint" : "forward") +
+                ": an earlier module refused its input on another worker of the chain, whose error says why"));
         arg = &result;
     }
     if (failure) std::rethrow_exception(failure);

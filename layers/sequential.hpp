@@ -22,7 +22,9 @@
 // format_piece_shape in core/error.hpp); one that only moves or sums it (Broadcast, SumReduce)
 // delivers it, and a worker that receives it counts it as a failure of the chain. Every
 // worker throws its first error at the end, so every worker whose result depends on the
-// failure ends with an error, and no worker waits forever.
+// failure ends with an error, and no worker waits forever. A module's refusal (a
+// distdl::invalid_argument) is named by its place: "sequential: module [2] of 3: Linear: ...";
+// other errors (a subclass, a transport's) are thrown as they are.
 #include <cstddef>
 #include <limits>
 #include <memory>

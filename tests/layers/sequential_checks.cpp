@@ -132,6 +132,20 @@ DISTDL_CHECK(sequential_names_parameters_by_path, world_size == 1) {
     DCHECK(net.named_parameters().at(2).second == last.parameters().at(0));
 }
 
+// A module's refusal names its place in the chain, at each level of nesting: two Linear layers
+// would otherwise say alike. (An adjoint before any forward: Linear refuses it.)
+DISTDL_CHECK(sequential_names_the_module_that_refused, world_size == 1) {
+    const auto P = make_partition(world, {0}, {1, 1});
+    sequential<double> net;
+    net.emplace<distdl::relu<double>>(P);
+    auto& inner = net.emplace<sequential<double>>();
+    inner.emplace<distributed_linear<double>>(P, P, P, 3, 2, linear_options{});
+    inner.emplace<distributed_linear<double>>(P, P, P, 2, 2, linear_options{});
+    DCHECK_THROWS(net.adjoint(random_tensor<double>({4, 2}, 1)), distdl::invalid_argument,
+                  "sequential: module [1] of 2: sequential: module [1] of 2: Linear: adjoint() needs a successful "
+                  "forward() first");
+}
+
 // A module that refuses on some of the chain's workers only (its own): the others, waiting in
 // the next module (in the adjoint, the previous one) for a refusing worker, are refused there
 // too and nobody waits (on Open MPI, before: forever). Worker 0 names its own tensor, the
