@@ -1,8 +1,10 @@
 #include "layers/sequential.hpp"
 
-#include <cmath>
+#include <bit>
+#include <cstdint>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 
 #include "core/detail/argument_agreement.hpp"
@@ -130,15 +132,32 @@ void sequential<T>::do_adjoint(const tensor<T>& dy, tensor<T>& dx) {
 
 namespace {
 
+// The mark's bits: a quiet NaN with the payload 0xD15D. Copies keep them, and so do sums, where
+// a NaN operand's payload passes to the result (as IEEE 754 recommends and x86 and ARM do).
+template <class T>
+using mark_bits_t = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+
+template <class T>
+constexpr mark_bits_t<T> mark_bits() {
+    if constexpr (sizeof(T) == 8) return 0x7ff800000000d15dull;
+    else return 0x7fc0d15du;
+}
+
 // What a module that moves or sums data makes of the failure mark (sequential.hpp, Errors):
-// zero-dimensional, NaN (a sum of marks stays NaN). No module makes a zero-dimensional tensor
-// of valid input.
+// zero-dimensional, the mark's NaN (either sign). No module makes a zero-dimensional tensor of
+// valid input, nor that NaN of its own.
 template <class T>
 bool is_failure_mark(const tensor<T>& t) {
-    return t.dimension() == 0 && std::isnan(t.data()[0]);
+    constexpr mark_bits_t<T> sign = mark_bits_t<T>(1) << (8 * sizeof(T) - 1);
+    return t.dimension() == 0 && (std::bit_cast<mark_bits_t<T>>(t.data()[0]) & ~sign) == mark_bits<T>();
 }
 
 }  // namespace
+
+template <class T>
+T sequential<T>::failure_mark_value() {
+    return std::bit_cast<T>(mark_bits<T>());
+}
 
 template <class T>
 void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint) {

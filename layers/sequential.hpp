@@ -17,7 +17,8 @@
 // Errors. A module refuses bad input on every worker of that module, but the chain's other
 // workers would then wait in a later module (in the adjoint, an earlier one) for a worker that
 // left the chain. So a worker whose module threw goes on through the rest of the chain with a
-// mark in place of its input: a zero-dimensional tensor holding NaN. A module that needs that
+// mark in place of its input: a zero-dimensional tensor holding a NaN of its own payload (a
+// module's own zero-dimensional NaN, a diverged loss, is not the mark). A module that needs that
 // worker's data refuses the mark on all of its workers (naming shape [] as the mark:
 // format_piece_shape in core/error.hpp); one that only moves or sums it (Broadcast, SumReduce)
 // delivers it, and a worker that receives it counts it as a failure of the chain. Every
@@ -84,7 +85,10 @@ class sequential : public module<T> {
     std::vector<link> links_;  // per module k > 0: the link into it, as last judged
     std::vector<tensor<T>> activations_;  // output of module i, i < size-1
     std::vector<tensor<T>> gradients_;    // adjoint output of module i, 0 < i
-    const tensor<T> failure_mark_ = tensor<T>(shape_t{}, std::numeric_limits<T>::quiet_NaN());
+    // A NaN with a payload of its own (sequential.cpp), so that a module's own NaN is not taken
+    // for the mark.
+    static T failure_mark_value();
+    const tensor<T> failure_mark_ = tensor<T>(shape_t{}, failure_mark_value());
 };
 
 }  // namespace distdl

@@ -34,11 +34,14 @@ double time_limit_of(const run_options& options) {
     }
     const char* text = std::getenv("DISTDL_SIM_TIME_LIMIT");
     if (text == nullptr || *text == '\0') return 0;
+    // A decimal number only (strtod would also take spaces, hex, inf and nan); 0 means none.
+    const std::string given = text;
     char* end = nullptr;
     const double s = std::strtod(text, &end);
-    DISTDL_REQUIRE(*end == '\0' && valid(s), "sim::run: DISTDL_SIM_TIME_LIMIT must be a number of seconds in "
-                                              "(0, 1000000], got \""
-                                                  << text << "\"");
+    const bool decimal = given.find_first_not_of("0123456789.eE+-") == std::string::npos && *end == '\0';
+    DISTDL_REQUIRE(decimal && (s == 0 || valid(s)), "sim::run: DISTDL_SIM_TIME_LIMIT must be a number of seconds "
+                                                    "in (0, 1000000], or 0 for none, got \""
+                                                        << given << "\"");
     return s;
 }
 

@@ -575,8 +575,11 @@ void sim_communicator::do_wait_all(std::vector<request>& requests) {
         return true;
     };
     const std::function<std::string()> describe = [&] {
+        constexpr std::size_t shown = 8;  // a wait on thousands of receives stays one readable line
         std::string out = "waits in wait_all for ";
-        for (std::size_t i = 0; i < pending.size(); ++i) out += (i ? " and " : "") + pending[i]->describe();
+        for (std::size_t i = 0; i < pending.size() && i < shown; ++i)
+            out += (i ? " and " : "") + pending[i]->describe();
+        if (pending.size() > shown) out += " and " + std::to_string(pending.size() - shown) + " more receives";
         return out;
     };
     std::vector<std::pair<recv_request*, message>> arrived;

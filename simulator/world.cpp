@@ -161,6 +161,7 @@ void world::finish(int world_rank, std::exception_ptr failure) {
     auto held = lock();
     --running_;
     ranks_[static_cast<std::size_t>(world_rank)].finished = true;
+    ranks_[static_cast<std::size_t>(world_rank)].failed = failure != nullptr;
     if (!failure) {
         check_deadlock_locked();  // those still blocked may have waited for this rank
         return;
@@ -206,8 +207,9 @@ std::vector<std::pair<int, std::string>> world::rank_states_locked() const {
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
         const rank_state& r = ranks_[i];
         states.emplace_back(static_cast<int>(i),
-                            r.finished  ? "has finished"
-                            : r.blocked ? (*r.describe)()
+                            r.failed      ? "has failed"
+                            : r.finished  ? "has finished"
+                            : r.blocked   ? (*r.describe)()
                                         : "is not blocked in the communicator (computing, or blocked elsewhere: a "
                                           "mutex, a join, a function-local static another rank is initializing)");
     }
@@ -218,8 +220,10 @@ std::string world::exceed_time_limit(const std::string& seconds) {
     auto held = lock();
     // The last ranks may have finished since the limit passed: then nothing is late.
     if (std::all_of(ranks_.begin(), ranks_.end(), [](const rank_state& r) { return r.finished; })) return {};
-    const std::string message =
-        "sim::run: the time limit of " + seconds + " s has passed: " + summarize_ranks(rank_states_locked());
+    // After a failure, the world's reason comes first: it is what the late ranks keep from view.
+    const std::string message = "sim::run: the time limit of " + seconds + " s has passed" +
+                                (aborted_ ? " after the world was aborted (" + abort_reason_ + ")" : "") + ": " +
+                                summarize_ranks(rank_states_locked());
     if (!aborted_ && !ended_) {
         first_error_ = std::make_exception_ptr(time_limit_exceeded(message));
         abort_locked(false, message);

@@ -133,6 +133,7 @@ class world {
         std::vector<deferred_send> deferred;
         receive_spans receiving;
         bool finished = false;  // its body has returned or thrown
+        bool failed = false;    // thrown
     };
 
     void abort_locked(bool deadlocked, const std::string& reason);

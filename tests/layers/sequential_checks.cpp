@@ -1,6 +1,7 @@
 // sequential on both transports: two DistributedLinear layers chained (the first's P_y is the
 // second's P_x) against the reference applied twice; parameters of both in order, and their
 // paths; the empty chain is the identity.
+#include <cmath>
 #include <functional>
 
 #include "core/broadcast.hpp"
@@ -130,6 +131,26 @@ DISTDL_CHECK(sequential_names_parameters_by_path, world_size == 1) {
     DCHECK_EQ(paths(inner), (std::vector<std::string>{"0.weight weight", "0.bias bias"}));
     DCHECK_EQ(paths(last), (std::vector<std::string>{"weight weight"}));
     DCHECK(net.named_parameters().at(2).second == last.parameters().at(0));
+}
+
+// A module of the user's making a zero-dimensional loss that has diverged: NaN.
+class diverged_loss final : public distdl::module<double> {
+  protected:
+    void do_forward(const tensor<double>&, tensor<double>& y) override {
+        volatile double zero = 0;
+        y = tensor<double>(shape_t{}, zero / zero);
+    }
+    void do_adjoint(const tensor<double>&, tensor<double>&) override {}
+};
+
+// Its NaN is a result, not the mark of a failure elsewhere in the chain (sequential.hpp).
+DISTDL_CHECK(sequential_passes_a_modules_own_nan, world_size == 1) {
+    sequential<double> net;
+    net.emplace<distdl::relu<double>>(make_partition(world, {0}, {1, 1}));
+    net.emplace<diverged_loss>();
+    const tensor<double> loss = net.forward(random_tensor<double>({2, 3}, 1));
+    DCHECK_EQ(loss.dimension(), std::size_t(0));
+    DCHECK(std::isnan(loss()));
 }
 
 // A module's refusal names its place in the chain, at each level of nesting: two Linear layers

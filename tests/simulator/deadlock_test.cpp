@@ -61,6 +61,20 @@ TEST(sim_deadlock, a_receive_from_a_finished_rank_is_reported_within_a_second) {
     EXPECT_LT(seconds, 1.0);
 }
 
+// A wait on many receives is described by its first few and a count: a report stays readable.
+TEST(sim_deadlock, a_wait_on_many_receives_is_described_briefly) {
+    const auto what = deadlock_message(2, [](const comm_ptr& world) {
+        if (world->rank() == 1) return;
+        std::vector<double> x(20);
+        std::vector<distdl::request> never;
+        for (int tag = 0; tag < 20; ++tag) never.push_back(world->irecv(&x[std::size_t(tag)], 1, 1, tag));
+        world->wait_all(never);
+    });
+    expect_contains(what, {"rank 0 waits in wait_all for a message from rank 1 with tag 0", "with tag 7 on context 0",
+                           "and 12 more receives"});
+    EXPECT_EQ(what.find("with tag 8 "), std::string::npos) << what;
+}
+
 TEST(sim_deadlock, two_ranks_receiving_first) {
     const auto what = deadlock_message(2, [](const comm_ptr& world) {
         int x = 0;

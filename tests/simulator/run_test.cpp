@@ -288,32 +288,39 @@ TEST(sim_run, the_environment_gives_runs_without_one_a_time_limit) {
     ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "1.5", 1), 0);
     const std::string what = time_limit_report({});
     EXPECT_NE(what.find("the time limit of 1.5 s has passed"), std::string::npos) << what;
-    ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "soon", 1), 0);
-    try {
-        sim::run(1, [](const comm_ptr&) {});
-        ADD_FAILURE() << "DISTDL_SIM_TIME_LIMIT=soon was not refused";
-    } catch (const distdl::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("DISTDL_SIM_TIME_LIMIT must be a number of seconds in (0, 1000000], "
-                                             "got \"soon\""),
-                  std::string::npos)
-            << e.what();
+    for (const std::string refused : {"soon", " 5", "0x10", "inf", "-1"}) {
+        ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", refused.c_str(), 1), 0);
+        try {
+            sim::run(1, [](const comm_ptr&) {});
+            ADD_FAILURE() << "DISTDL_SIM_TIME_LIMIT=" << refused << " was not refused";
+        } catch (const distdl::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("DISTDL_SIM_TIME_LIMIT must be a number of seconds in (0, 1000000], "
+                                                 "or 0 for none, got \"" + refused + "\""),
+                      std::string::npos)
+                << e.what();
+        }
     }
+    ASSERT_EQ(::setenv("DISTDL_SIM_TIME_LIMIT", "0", 1), 0);  // none
+    sim::run(1, [](const comm_ptr&) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
     EXPECT_THROW(sim::run(1, [](const comm_ptr&) {}, {.time_limit = -1}), distdl::invalid_argument);
 }
 
 // A rank that does not return even after the abort cannot be stopped: the process ends with the
-// report instead of hanging in the join.
+// report instead of hanging in the join. After a failure elsewhere, the report gives the
+// failure first (it is what the late rank keeps from view).
 TEST(sim_run_death, a_rank_that_never_returns_ends_the_process_with_the_report) {
     const std::string style = GTEST_FLAG_GET(death_test_style);
     GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child runs threads
     EXPECT_DEATH(sim::run(
-                     2,
+                     3,
                      [](const comm_ptr& world) {
-                         if (world->rank() == 0)
+                         if (world->rank() == 0) throw std::runtime_error("boom");
+                         if (world->rank() == 1)
                              for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(5));
                      },
                      {.time_limit = 1}),
-                 "the time limit of 1 s has passed: rank 0 is not blocked in the communicator.*\n"
-                 "sim::run: rank\\(s\\) \\[0\\] did not return within 1 s after that");
+                 "the time limit of 1 s has passed after the world was aborted \\(rank 0 failed: [^\n]*boom\\): "
+                 "rank 0 has failed; rank 1 is not blocked in the communicator[^\n]*; rank 2 has finished\n"
+                 "sim::run: rank\\(s\\) \\[1\\] did not return within 1 s after that");
     GTEST_FLAG_SET(death_test_style, style);
 }
