@@ -24,11 +24,13 @@ struct run_report {
 
 struct run_options {
     // Seconds the ranks may take, at most 1000000; 0: no limit, unless the environment variable
-    // DISTDL_SIM_TIME_LIMIT gives one (so that a test suite can set one for every run). Past
-    // it the world is aborted (ranks blocked in the communicator wake with sim::aborted) and run
-    // throws sim::time_limit_exceeded, saying what each rank was doing. Ranks that then do not
-    // return within as long again (at least 1 s) cannot be stopped: run prints that report on
-    // stderr and ends the process (std::abort) rather than hang.
+    // DISTDL_SIM_TIME_LIMIT gives one (decimal seconds, 0 for none; so that a test suite can set
+    // one for every run). Past it the world is aborted (ranks blocked in the communicator wake
+    // with sim::aborted) and run throws sim::time_limit_exceeded, saying what each rank was
+    // doing (after another rank's failure: that failure, as usual). Ranks that then do not
+    // return within as long again (at least 1 s) cannot be stopped: run prints the report,
+    // with the world's abort reason, on stderr and ends the process (std::abort) rather than
+    // hang.
     double time_limit = 0;
 };
 
