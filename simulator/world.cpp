@@ -207,11 +207,11 @@ std::vector<std::pair<int, std::string>> world::rank_states_locked() const {
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
         const rank_state& r = ranks_[i];
         states.emplace_back(static_cast<int>(i),
-                            r.failed      ? "has failed"
-                            : r.finished  ? "has finished"
-                            : r.blocked   ? (*r.describe)()
-                                        : "is not blocked in the communicator (computing, or blocked elsewhere: a "
-                                          "mutex, a join, a function-local static another rank is initializing)");
+                            r.failed     ? "has failed"
+                            : r.finished ? "has finished"
+                            : r.blocked  ? (*r.describe)()
+                                         : "is not blocked in the communicator (computing, or blocked elsewhere: a "
+                                           "mutex, a join, a function-local static another rank is initializing)");
     }
     return states;
 }
