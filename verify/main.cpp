@@ -125,10 +125,14 @@ struct arguments {
     bool random_detail_given = false;  // --seed, --random-world or --random-out
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
+void print_usage_error(const std::string& message) {
     // The synopsis only: the whole help would bury the one line that says what was wrong.
     std::cerr << "distdl-verify: " << message << "\n"
               << synopsis << "(--help explains every option and the exit codes)\n";
+}
+
+[[noreturn]] void usage_error(const std::string& message) {
+    print_usage_error(message);
     std::exit(2);
 }
 
@@ -157,36 +161,42 @@ double seconds(const std::string& option, const std::string& text) {
     return s;
 }
 
-// Makes `folder` for `option`'s output unless it exists, or a usage error if it cannot be made or
-// written into: said before the cases run, not after.
-void output_folder(const std::string& option, const std::string& folder) {
+// Makes `folder` for `option`'s output unless it exists; why it cannot be made or written into
+// (empty: it can).
+std::string output_folder_problem(const std::string& option, const std::string& folder) {
     std::error_code made, is;
     if (!std::filesystem::create_directories(folder, made) && !std::filesystem::is_directory(folder, is))
-        usage_error(option + " " + folder + " is not a folder that can be made" +
-                    (made ? " (" + made.message() + ")" : std::string()));
+        return option + " " + folder + " is not a folder that can be made" +
+               (made ? " (" + made.message() + ")" : std::string());
     if (::access(folder.c_str(), W_OK | X_OK) != 0) {
         const int why = errno;
-        usage_error(option + ": the folder " + folder + " cannot be written into (" + std::strerror(why) + ")");
+        return option + ": the folder " + folder + " cannot be written into (" + std::strerror(why) + ")";
     }
+    return {};
 }
 
-// The output paths, checked alike on every MPI rank (only rank 0 writes the files later).
-void check_outputs(const arguments& args) {
+// Why the output paths cannot be used (empty: they can), found before the cases run, not
+// after. Makes their folders. Under MPI rank 0 alone checks: only it writes the files.
+std::string output_problem(const arguments& args) {
     namespace fs = std::filesystem;
-    if (!args.random_out.empty()) output_folder("--random-out", args.random_out);
-    if (!args.report_dir.empty()) output_folder("--report", args.report_dir);
-    if (args.junit_file.empty()) return;
+    for (const auto& [option, folder] : {std::pair{"--random-out", args.random_out}, {"--report", args.report_dir}})
+        if (!folder.empty())
+            if (auto problem = output_folder_problem(option, folder); !problem.empty()) return problem;
+    if (args.junit_file.empty()) return {};
     const fs::path junit(args.junit_file);
     std::error_code ec;  // (the throwing forms would end the program: parse runs outside main's try)
     if (fs::is_directory(junit, ec) || !junit.has_filename())
-        usage_error("--junit " + args.junit_file + " is a folder; give a file name");
-    output_folder("--junit", junit.has_parent_path() ? junit.parent_path().string() : ".");
-    if (args.report_dir.empty()) return;
+        return "--junit " + args.junit_file + " is a folder; give a file name";
+    if (auto problem = output_folder_problem("--junit", junit.has_parent_path() ? junit.parent_path().string() : ".");
+        !problem.empty())
+        return problem;
+    if (args.report_dir.empty()) return {};
     const fs::path junit_path = fs::weakly_canonical(junit, ec);
     for (const char* report : {"verify.md", "verify.json"})
         if (!ec && junit_path == fs::weakly_canonical(fs::path(args.report_dir) / report, ec) && !ec)
-            usage_error("--junit " + args.junit_file + " is the report " + report + " that --report " +
-                        args.report_dir + " writes; give another file");
+            return "--junit " + args.junit_file + " is the report " + report + " that --report " + args.report_dir +
+                   " writes; give another file";
+    return {};
 }
 
 arguments parse(int argc, char** argv) {
@@ -256,7 +266,8 @@ arguments parse(int argc, char** argv) {
         usage_error("--in-process runs without a time limit: drop --time-limit");
     if (args.random_cases == 0 && args.random_detail_given)
         usage_error("--seed, --random-world and --random-out go with --random N");
-    check_outputs(args);
+    if (args.transport == "sim")
+        if (const auto problem = output_problem(args); !problem.empty()) usage_error(problem);
     return args;
 }
 
@@ -510,6 +521,13 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
         auto world = distdl::mpi::world_communicator();
         const auto job = distdl::partition::world(world);
         const int rank = world->rank();
+        // Rank 0's outputs, checked there (another node may not see its folders); every rank
+        // then stops alike.
+        const std::string problem = rank == 0 ? output_problem(args) : std::string();
+        if (world->all_reduce_sum(std::uint64_t(problem.empty() ? 0 : 1)) != 0) {
+            if (rank == 0) print_usage_error(problem);
+            return 2;
+        }
         progress done;
         watchdog dog([&env, &args, &done, rank](const std::string& what, double seconds) {
             std::fprintf(stderr, "[rank %d] case %s exceeded the time limit of %s s (hung?); aborting the job\n", rank,
