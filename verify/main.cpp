@@ -406,9 +406,8 @@ int write_outputs(const arguments& args, const run_record& record) {
 struct progress {
     std::mutex mutex;
     run_record record;
-    case_outcome running;
-    std::size_t running_index = 0;      // its place in the run
     std::vector<case_outcome> planned;  // every case of the run, in order: skipped, or an unusable file
+    std::size_t running = 0;            // the index in `planned` of the case running
     bool writing = false;    // the run writes its own reports: every case is done
     bool cut_short = false;  // the watchdog writes them: the run must not
 };
@@ -448,8 +447,7 @@ int run(const arguments& args, const std::function<job_case_result(const case_sp
         const planned_case& c = cases[index];
         if (shared && c.spec) {
             const std::lock_guard<std::mutex> lock(shared->mutex);
-            shared->running = outcome_for(*c.spec);
-            shared->running_index = index;
+            shared->running = index;
         }
         job_case_result result;
         if (!c.spec) {
@@ -543,12 +541,11 @@ int run_on_mpi_transport(int& argc, char**& argv, const arguments& args) {
                     if (!done.cut_short) return;
                     partial = done.record;
                     // The late case may have ended (and cases after it) since its limit passed: the
-                    // record is cut after it, and what follows is listed from the plan.
-                    late_index = done.running_index;
-                    if (partial.outcomes.size() <= late_index) partial.outcomes.push_back(done.running);
-                    partial.outcomes.resize(late_index + 1);
-                    const std::size_t next = std::min(done.planned.size(), late_index + 1);
-                    unreached.assign(done.planned.begin() + std::ptrdiff_t(next), done.planned.end());
+                    // record is cut before it, and it and what follows are taken from the plan.
+                    late_index = done.running;
+                    partial.outcomes.resize(late_index);
+                    partial.outcomes.push_back(done.planned[late_index]);
+                    unreached.assign(done.planned.begin() + std::ptrdiff_t(late_index + 1), done.planned.end());
                 }
                 case_outcome& late = partial.outcomes[late_index];
                 late.result = verdict::failed;
