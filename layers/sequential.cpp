@@ -166,6 +166,11 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
         out = in;
         return;
     }
+    // "sequential: module [m] of n", which every refusal of the chain starts with (built only
+    // for one: a call that succeeds makes no string).
+    const auto place = [n](std::size_t m) {
+        return "sequential: module [" + std::to_string(m) + "] of " + std::to_string(n);
+    };
     std::exception_ptr failure;
     const tensor<T>* arg = &in;
     for (std::size_t step = 0; step < n; ++step) {
@@ -173,9 +178,7 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
         tensor<T>& result = step + 1 == n ? out : adjoint ? gradients_[i] : activations_[i];
         const std::size_t k = adjoint ? i + 1 : i;  // the link between modules k - 1 and k (step > 0)
         if (step > 0 && !failure && !link_problem_into(k).empty())  // refused like a failure's mark
-            failure = std::make_exception_ptr(invalid_argument("sequential: module [" + std::to_string(k) + "] of " +
-                                                               std::to_string(n) + link_problem_into(k)));
-        const std::string place = "sequential: module [" + std::to_string(i) + "] of " + std::to_string(n);
+            failure = std::make_exception_ptr(invalid_argument(place(k) + link_problem_into(k)));
         try {
             if (adjoint) modules_[i]->adjoint(failure ? failure_mark_ : *arg, result);
             else modules_[i]->forward(failure ? failure_mark_ : *arg, result);
@@ -184,14 +187,14 @@ void sequential<T>::run_chain(const tensor<T>& in, tensor<T>& out, bool adjoint)
             // subclass, which a caller may catch by its type, as it is.
             if (!failure)
                 failure = typeid(e) == typeid(invalid_argument)
-                              ? std::make_exception_ptr(invalid_argument(place + ": " + e.what()))
+                              ? std::make_exception_ptr(invalid_argument(place(i) + ": " + e.what()))
                               : std::current_exception();
         } catch (...) {
             if (!failure) failure = std::current_exception();
         }
         if (!failure && is_failure_mark(result))
             failure = std::make_exception_ptr(invalid_argument(
-                place + " delivered the mark of a failure in " + (adjoint ? "adjoint" : "forward") +
+                place(i) + " delivered the mark of a failure in " + (adjoint ? "adjoint" : "forward") +
                 ": an earlier module refused its input on another worker of the chain, whose error says why"));
         arg = &result;
     }
