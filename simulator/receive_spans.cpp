@@ -28,12 +28,9 @@ void receive_spans::add(const void* begin, std::size_t bytes, const void* owner)
 }
 
 void receive_spans::remove(const void* begin, const void* owner) {
-    const auto lo = reinterpret_cast<std::uintptr_t>(begin);
-    for (auto it = first_ending_after(lo); it != spans_.end() && it->begin <= lo; ++it)
-        if (it->owner == owner) {
-            spans_.erase(it);
-            return;
-        }
+    // The spans are disjoint, so the owner's, which holds `begin`, is the first ending after it.
+    const auto it = first_ending_after(reinterpret_cast<std::uintptr_t>(begin));
+    if (it != spans_.end() && it->owner == owner) spans_.erase(it);
 }
 
 }  // namespace distdl::sim
